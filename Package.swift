@@ -1,0 +1,38 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Module graph (arrows point one way):
+//
+//   CBlobShim (C: syscalls Glibc's Swift module lacks)
+//        ↓
+//   BlobSystem (typed POSIX wrappers: FileDescriptor, Errno, directories, locks)
+//        ↓
+//   BlobStore (the store: types, protocol, file store, in-memory store, images, checksums)
+//
+//   HTTP1 (HTTP/1.1 codec: bytes in, messages out; no I/O, no dependencies)
+//
+// Later: BlobServer (BlobStore + HTTP1) → blobd, BlobClient (BlobStore + HTTP1) → blob.
+let package = Package(
+    name: "BlobStore",
+    products: [
+        .library(name: "BlobStore", targets: ["BlobStore"]),
+    ],
+    targets: [
+        .target(name: "CBlobShim"),
+        .target(name: "BlobSystem", dependencies: ["CBlobShim"]),
+        .target(name: "BlobStore", dependencies: ["BlobSystem"]),
+        .target(name: "HTTP1"),
+
+        .testTarget(name: "BlobSystemTests", dependencies: ["BlobSystem"]),
+        .testTarget(
+            name: "BlobStoreTests",
+            dependencies: ["BlobStore", "BlobSystem"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+
+        .executableTarget(name: "article-example", dependencies: ["BlobStore"], path: "Examples/ArticleExample"),
+        .executableTarget(name: "records-example", dependencies: ["BlobStore"], path: "Examples/RecordsExample"),
+        .executableTarget(name: "async-example", dependencies: ["BlobStore"], path: "Examples/AsyncExample"),
+    ]
+)

@@ -1,0 +1,89 @@
+/// Maps identifiers to file names inside a bucket folder, and back.
+///
+/// The name is the identifier with `/`, `%`, `~` and a leading `.` percent-escaped, so a name is
+/// always one path component that is never `.`, `..`, hidden or a temp name, whatever the identifier.
+/// Names longer than ``maximumPlainLength`` bytes keep a readable prefix and end in `~` plus the
+/// XXH64 of the whole identifier (`~` never appears unescaped otherwise); the full identifier is
+/// then read from the file's header, which also guards against hash collisions.
+enum FileNameCoding {
+    /// Longest name stored as the plain escaped identifier (ext4 allows 255 bytes).
+    static let maximumPlainLength = 200
+    /// Bytes of escaped identifier kept before the hash in a long name.
+    static let hashedPrefixLength = 160
+
+    /// What a file name says about its blob.
+    enum Decoded: Equatable {
+        /// The name spells the identifier.
+        case identifier(String)
+        /// A long identifier: read the file's header for it.
+        case hashed
+        /// Not a name this store writes.
+        case foreign
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func needsEscape(_ byte: UInt8, atStart: Bool) -> Bool {
+        byte == 0x2F || byte == 0x25 || byte == 0x7E || (atStart && byte == 0x2E)
+    }
+
+    /// The file name for a valid identifier.
+    static func name(for identifier: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(identifier.utf8.count + 8)
+        var lastSafeCut = 0
+        var index = 0
+        for byte in identifier.utf8 {
+            // A cut is safe before any byte that starts a UTF-8 sequence.
+            if byte & 0xC0 != 0x80, out.count <= hashedPrefixLength { lastSafeCut = out.count }
+            if needsEscape(byte, atStart: index == 0) {
+                out.append(0x25)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        if out.count <= maximumPlainLength { return String(decoding: out, as: UTF8.self) }
+        out.removeSubrange(lastSafeCut...)
+        out.append(0x7E)
+        var whole = identifier
+        let hash = whole.withUTF8 { XXH64.hash(UnsafeRawBufferPointer($0)) }
+        out.append(contentsOf: ETag(checksum: hash).rawValue.utf8)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Reads a file name back.
+    static func decode(_ name: String) -> Decoded {
+        let bytes = Array(name.utf8)
+        if bytes.contains(0x7E) { return .hashed }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == 0x25 {
+                guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2]) else { return .foreign }
+                let decoded = hi << 4 | lo
+                guard needsEscape(decoded, atStart: out.isEmpty) else { return .foreign }
+                out.append(decoded)
+                i += 3
+            } else {
+                if needsEscape(byte, atStart: out.isEmpty) { return .foreign }
+                out.append(byte)
+                i += 1
+            }
+        }
+        guard case .success(let identifier) = BlobIdentifier.decode(out) else { return .foreign }
+        return .identifier(identifier)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x41...0x46: return c - 0x41 + 10
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,251 @@
+import BlobSystem
+import Dispatch
+import Foundation
+
+/// A named store of blobs in a folder on disk: many concurrent readers, atomic replacement, and
+/// durable acknowledgements.
+///
+/// Reads run concurrently on the store's concurrent `DispatchQueue`; every change (put, remove,
+/// remove-all) is committed in a `.barrier` work item, so no reader ever sees a half-written blob.
+/// Content is written and synced to a temp file outside the barrier; concurrent changes are
+/// committed in batches that share their folder syncs (group commit).
+///
+/// Instances are cheap: all instances on the same folder in a process share one engine. Another
+/// process opening the same store gets ``BlobStoreError/storeLocked(path:holder:)``.
+public final class PersistentDataStore: BlobStoring, Sendable {
+    /// The store's name (its folder's name under the root).
+    public let name: String
+    /// The root folder that holds this store's folder.
+    public let rootURL: URL
+    /// How this instance stores blobs.
+    public let configuration: StoreConfiguration
+    let core: StoreCore
+
+    /// Opens (creating if needed) the store `name` under `root` (default: ``StoreRoot/defaultURL``).
+    public init(name: String, root: URL = StoreRoot.defaultURL, configuration: StoreConfiguration = StoreConfiguration()) throws {
+        try StoreName.validate(name)
+        self.name = name
+        self.rootURL = root.standardizedFileURL
+        self.configuration = configuration
+        core = try StoreRegistry.core(root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity)
+    }
+
+    /// The store's folder.
+    public var folderURL: URL { rootURL.appendingPathComponent(name, isDirectory: true) }
+
+    private var durable: Bool { configuration.durability == .durable }
+
+    // MARK: - Put
+
+    /// Stores `data` under `identifier` (a new UUID string when `nil`) and returns the new version's metadata.
+    @discardableResult
+    public func put(_ data: Data, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
+        let prepared = try await onIO { [core, durable, configuration] in
+            let writer = try TempBlobWriter(core: core, identifier: id, options: options, durable: durable, maximumSize: configuration.maximumBlobSize)
+            do {
+                try data.withUnsafeBytes { try writer.append($0) }
+                return try writer.finish()
+            } catch {
+                writer.abandon()
+                throw error
+            }
+        }
+        return try await commitPut(prepared)
+    }
+
+    /// Stores the chunks of `chunks` as one blob; memory use is bounded by the chunk size.
+    @discardableResult
+    public func put<Chunks: AsyncSequence>(chunks: Chunks, identifier: String?, options: PutOptions) async throws -> BlobMetadata
+    where Chunks.Element == Data {
+        let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
+        let writer = try await onIO { [core, durable, configuration] in
+            try TempBlobWriter(core: core, identifier: id, options: options, durable: durable, maximumSize: configuration.maximumBlobSize)
+        }
+        do {
+            for try await chunk in chunks {
+                try await onIO { try chunk.withUnsafeBytes { try writer.append($0) } }
+            }
+            let prepared = try await onIO { try writer.finish() }
+            return try await commitPut(prepared)
+        } catch {
+            writer.abandon()
+            throw error
+        }
+    }
+
+    /// Stores the contents of the file at `fileURL`, read in 1 MiB chunks.
+    @discardableResult
+    public func put(contentsOf fileURL: URL, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
+        let prepared = try await onIO { [core, durable, configuration] in
+            let path = fileURL.path
+            let source = try io("open", path) { try FileDescriptor.open(path, [.readOnly]) }
+            return try source.closeAfter {
+                let writer = try TempBlobWriter(core: core, identifier: id, options: options, durable: durable, maximumSize: configuration.maximumBlobSize)
+                do {
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                    defer { buffer.deallocate() }
+                    while true {
+                        let count = try io("read", path) { try source.read(into: buffer) }
+                        if count == 0 { break }
+                        try writer.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                    }
+                    return try writer.finish()
+                } catch {
+                    writer.abandon()
+                    throw error
+                }
+            }
+        }
+        return try await commitPut(prepared)
+    }
+
+    private func commitPut(_ prepared: PreparedPut) async throws -> BlobMetadata {
+        guard case .stored(let metadata) = try await core.commit(.put(prepared)) else {
+            preconditionFailure("a put commits to .stored")
+        }
+        return metadata
+    }
+
+    // MARK: - Get
+
+    /// The whole content of a blob.
+    public func get(_ identifier: String) async throws -> Data {
+        try BlobIdentifier.validate(identifier)
+        return try await core.read { [core] in
+            let blob = try core.openCurrent(identifier)
+            defer { try? blob.descriptor.close() }
+            return try core.content(of: blob, range: 0..<blob.header.size)
+        }
+    }
+
+    /// The bytes `range` of a blob, clamped at its end.
+    public func get(_ identifier: String, range: Range<Int64>) async throws -> Data {
+        try BlobIdentifier.validate(identifier)
+        return try await core.read { [core, name] in
+            let blob = try core.openCurrent(identifier, readLength: 4096)
+            defer { try? blob.descriptor.close() }
+            let clamped = try ContentInspection.clamp(range, size: blob.header.size, store: name, identifier: identifier)
+            return try core.content(of: blob, range: clamped)
+        }
+    }
+
+    /// A blob's content as chunks of at most `chunkSize` bytes, read from one version as they are consumed.
+    public func stream(_ identifier: String, range: Range<Int64>?, chunkSize: Int) async throws -> BlobByteStream {
+        try BlobIdentifier.validate(identifier)
+        let (blob, clamped) = try await core.read { [core, name] in
+            let blob = try core.openCurrent(identifier, readLength: 4096)
+            do {
+                let clamped = try ContentInspection.clamp(range ?? 0..<blob.header.size, size: blob.header.size, store: name, identifier: identifier)
+                return (UncheckedSendable(blob), clamped)
+            } catch {
+                try? blob.descriptor.close()
+                throw error
+            }
+        }
+        let reader = BlobFileReader(blob: blob.value, range: clamped, chunkSize: max(1, chunkSize), queue: core.ioQueue)
+        return BlobByteStream(metadata: blob.value.header.metadata, range: clamped) { try await reader.next() }
+    }
+
+    /// Writes a blob's content to `fileURL` (through a temp file beside it, renamed when complete).
+    public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
+        try BlobIdentifier.validate(identifier)
+        let blob = try await core.read { [core] in UncheckedSendable(try core.openCurrent(identifier, readLength: 4096)) }.value
+        return try await onIO {
+            defer { try? blob.descriptor.close() }
+            let target = fileURL.path
+            let temp = target + ".part-" + StoreCore.uniqueName("")
+            do {
+                let out = try io("create", temp) { try FileDescriptor.open(temp, [.writeOnly, .create, .truncate]) }
+                try out.closeAfter {
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                    defer { buffer.deallocate() }
+                    var offset: Int64 = 0
+                    while offset < blob.header.size {
+                        let want = Int(min(Int64(buffer.count), blob.header.size - offset))
+                        let count = try io("read", blob.path) {
+                            try blob.descriptor.read(
+                                fromAbsoluteOffset: Int64(blob.headerLength) + offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]))
+                        }
+                        guard count > 0 else { throw BlobStoreError.corrupt(path: blob.path, reason: "content shorter than its header says") }
+                        try io("write", temp) { try out.writeAll(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
+                        offset += Int64(count)
+                    }
+                }
+                try io("rename", target) { try FileSystem.rename(temp, to: target) }
+            } catch {
+                _ = try? FileSystem.unlinkIfExists(temp)
+                throw error
+            }
+            return blob.header.metadata
+        }
+    }
+
+    /// The metadata of a blob; throws ``BlobStoreError/notFound(store:identifier:)``.
+    public func head(_ identifier: String) async throws -> BlobMetadata {
+        try BlobIdentifier.validate(identifier)
+        return try await core.read { [core] in
+            let blob = try core.openCurrent(identifier, readLength: 4096)
+            try? blob.descriptor.close()
+            return blob.header.metadata
+        }
+    }
+
+    /// Whether a blob exists.
+    public func exists(_ identifier: String) async throws -> Bool {
+        do {
+            _ = try await head(identifier)
+            return true
+        } catch BlobStoreError.notFound {
+            return false
+        }
+    }
+
+    // MARK: - Remove
+
+    /// Removes a blob if `condition` holds; returns whether it existed.
+    @discardableResult
+    public func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
+        try BlobIdentifier.validate(identifier)
+        guard case .removed(_, let existed) = try await core.commit(.remove(identifier: identifier, condition: condition, durable: durable)) else {
+            preconditionFailure("a remove commits to .removed")
+        }
+        return existed
+    }
+
+    /// Removes every blob of the store.
+    public func removeAll() async throws {
+        _ = try await core.commit(.removeAll(durable: durable))
+    }
+
+    // MARK: - Listing, totals, changes
+
+    /// Count and total content size (the first call scans the store; later ones are O(1)).
+    public func statistics() async throws -> StoreStatistics { try await core.statistics() }
+
+    /// One page of blobs' metadata; see ``ListQuery``.
+    public func list(_ query: ListQuery) async throws -> ListPage { try await core.list(query) }
+
+    /// Changes committed from now on, in commit order.
+    public func changes() -> AsyncStream<BlobChange> { core.broadcaster.subscribe() }
+
+    /// Checks every blob against its checksum and reports damaged and foreign files.
+    public func verify() async throws -> VerificationReport { try await core.verify() }
+
+    // MARK: - Helpers
+
+    /// Runs blocking work on the store's I/O queue, never on the Swift concurrency pool.
+    func onIO<T>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedSendable<T>, any Error>) in
+            core.ioQueue.async { continuation.resume(with: Swift.Result { UncheckedSendable(try body()) }) }
+        }.value
+    }
+}
+
+/// Carries a value across an isolation boundary where ownership passes from one side to the other
+/// (produced on a queue, consumed by the awaiting task) and the value is never used by both at once.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// How a ``PersistentDataStore`` stores blobs.
+public struct StoreConfiguration: Hashable, Sendable {
+    /// Whether an acknowledged change is already on stable storage (default ``Durability/durable``).
+    public var durability: Durability
+    /// The largest blob a put accepts, in bytes (default 1 TiB).
+    public var maximumBlobSize: Int64
+    /// A bucket folder holding more blobs than this is split in two (default 8,192; small values are for tests).
+    public var bucketCapacity: Int
+
+    /// Creates a configuration.
+    public init(durability: Durability = .durable, maximumBlobSize: Int64 = 1 << 40, bucketCapacity: Int = 8192) {
+        self.durability = durability
+        self.maximumBlobSize = maximumBlobSize
+        self.bucketCapacity = max(2, bucketCapacity)
+    }
+}
+
+/// The folder that holds named stores, and the conventions for finding it.
+public enum StoreRoot {
+    /// The format-version marker file in a root; its first line is `blobstore <version>`.
+    static let formatFileName = ".blobstore-format"
+    /// The layout version this build writes and reads.
+    static let formatVersion = 1
+
+    /// `$XDG_DATA_HOME/blobstore`, else `~/.local/share/blobstore`.
+    public static var defaultURL: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return URL(fileURLWithPath: data).appendingPathComponent("blobstore", isDirectory: true)
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/blobstore", isDirectory: true)
+    }
+}

@@ -1,0 +1,279 @@
+import BlobSystem
+import Dispatch
+import Foundation
+
+/// A change waiting for the committer.
+enum Mutation: Sendable {
+    case put(PreparedPut)
+    case remove(identifier: String, condition: WriteCondition, durable: Bool)
+    case removeAll(durable: Bool)
+
+    var durable: Bool {
+        switch self {
+        case .put(let put): return put.durable
+        case .remove(_, _, let durable), .removeAll(let durable): return durable
+        }
+    }
+}
+
+/// What a committed mutation did.
+enum MutationOutcome: Sendable {
+    case stored(BlobMetadata)
+    case removed(identifier: String, existed: Bool)
+    case removedAll
+}
+
+/// Mutations queued for the next group commit. Owned by `StoreCore.pending`'s mutex.
+struct PendingMutations {
+    var items: [(Mutation, @Sendable (Result<MutationOutcome, any Error>) -> Void)] = []
+    var draining = false
+}
+
+extension StoreCore {
+    /// Queues `mutation` for the committer and waits for its outcome.
+    func commit(_ mutation: Mutation) async throws -> MutationOutcome {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(mutation) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Queues `mutation`; `completion` runs once it is committed (and synced, if durable) or has failed.
+    func submit(_ mutation: Mutation, completion: @escaping @Sendable (Result<MutationOutcome, any Error>) -> Void) {
+        let startDrain = pending.withLock { state in
+            state.items.append((mutation, completion))
+            defer { state.draining = true }
+            return !state.draining
+        }
+        if startDrain { commitQueue.async { self.drain() } }
+    }
+
+    /// Group commit: take everything queued, commit it in one barrier, sync each touched folder once,
+    /// then acknowledge. Mutations queued meanwhile form the next batch. Runs on `commitQueue`.
+    private func drain() {
+        while true {
+            let batch = pending.withLock { state in
+                let items = state.items
+                state.items = []
+                if items.isEmpty { state.draining = false }
+                return items
+            }
+            if batch.isEmpty { return }
+            commitBatches.withLock { $0 += 1 }
+            let (results, touched, reclaim) = queue.sync(flags: .barrier) {
+                var touched = Set<String>()
+                var reclaim: [String] = []
+                let results = batch.map { item in
+                    Result { try apply(item.0, touched: &touched, reclaim: &reclaim) }
+                }
+                return (results, touched, reclaim)
+            }
+            var syncFailure: (any Error)?
+            if batch.contains(where: { $0.0.durable }) {
+                for folder in touched.sorted() {
+                    do {
+                        try io("sync folder", folder) { try FileSystem.syncDirectory(folder) }
+                    } catch {
+                        syncFailure = error
+                    }
+                }
+            }
+            if !reclaim.isEmpty {
+                reclaimQueue.async {
+                    for path in reclaim { _ = try? FileSystem.removeTree(path) }
+                }
+            }
+            var changes: [BlobChange.Kind] = []
+            for result in results {
+                switch result {
+                case .success(.stored(let metadata)): changes.append(.put(metadata))
+                case .success(.removed(let identifier, true)): changes.append(.removed(identifier: identifier))
+                case .success(.removedAll): changes.append(.removedAll)
+                case .success(.removed(_, false)), .failure: break
+                }
+            }
+            broadcaster.publish(changes)
+            for (item, result) in zip(batch, results) {
+                if let syncFailure, item.0.durable, case .success = result {
+                    item.1(.failure(syncFailure))
+                } else {
+                    item.1(result)
+                }
+            }
+        }
+    }
+
+    /// Checks a write condition against what is stored.
+    func check(_ condition: WriteCondition, against existing: ExistingBlob, identifier: String) throws {
+        let current: ETag?
+        if case .present(let header) = existing { current = ETag(checksum: header.checksum) } else { current = nil }
+        switch condition {
+        case .none:
+            return
+        case .ifNoneMatch:
+            if case .absent = existing { return }
+            throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: nil, actual: current)
+        case .ifMatch(let expected):
+            if current == expected { return }
+            throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: expected, actual: current)
+        }
+    }
+
+    /// Applies one mutation. Runs inside the barrier.
+    private func apply(_ mutation: Mutation, touched: inout Set<String>, reclaim: inout [String]) throws -> MutationOutcome {
+        switch mutation {
+        case .put(let put):
+            do {
+                return .stored(try applyPut(put, touched: &touched, reclaim: &reclaim))
+            } catch {
+                reclaim.append(put.tempPath)
+                throw error
+            }
+        case .remove(let identifier, let condition, _):
+            let (folder, path, _) = locate(identifier)
+            let existing = existingBlob(at: path)
+            if case .present(let header) = existing, header.identifier != identifier {
+                // A different identifier owns this hashed name: ours is absent.
+                try check(condition, against: .absent, identifier: identifier)
+                return .removed(identifier: identifier, existed: false)
+            }
+            try check(condition, against: existing, identifier: identifier)
+            if case .absent = existing { return .removed(identifier: identifier, existed: false) }
+            let trash = trashPath + "/" + StoreCore.uniqueName("rm-")
+            try io("remove", path) { try FileSystem.rename(path, to: trash) }
+            reclaim.append(trash)
+            touched.insert(folder)
+            if case .present(let header) = existing { adjustStatistics(count: -1, bytes: -header.size) }
+            adjustCount(bucketAt: locate(identifier).bucketIndex, by: -1)
+            return .removed(identifier: identifier, existed: true)
+        case .removeAll:
+            let trash = trashPath + "/" + StoreCore.uniqueName("all-")
+            try io("remove all", bucketsPath) {
+                try FileSystem.rename(bucketsPath, to: trash)
+                try FileSystem.makeDirectory(bucketsPath)
+                try FileSystem.makeDirectory(bucketPath(1))
+            }
+            reclaim.append(trash)
+            confined.map = .initial
+            confined.counts = [1: 0]
+            try writeManifest(confined.map)
+            touched.insert(storePath)
+            touched.insert(bucketsPath)
+            statistics.withLock { $0 = StoreStatistics(count: 0, bytes: 0) }
+            return .removedAll
+        }
+    }
+
+    private func applyPut(_ put: PreparedPut, touched: inout Set<String>, reclaim: inout [String]) throws -> BlobMetadata {
+        let (folder, path, bucketIndex) = locate(put.identifier)
+        let found = existingBlob(at: path)
+        var existing = found
+        if case .present(let header) = existing, header.identifier != put.identifier {
+            throw BlobStoreError.corrupt(
+                path: path, reason: "identifier '\(BlobStoreError.abbreviated(put.identifier))' collides with '\(BlobStoreError.abbreviated(header.identifier))' on its hashed file name")
+        }
+        if case .damaged = existing { existing = .absent }
+        try check(put.condition, against: existing, identifier: put.identifier)
+        var header = put.header
+        let created: Int64
+        if case .present(let old) = existing { created = old.createdNanoseconds } else { created = header.modifiedNanoseconds }
+        if created != header.createdNanoseconds {
+            // Another commit landed between this put's start and now; correct `created` in the temp file.
+            header.createdNanoseconds = created
+            try rewriteHeader(header, at: put.tempPath, durable: put.durable)
+        }
+        if case .absent = found {} else {
+            // Keep the old version linked so the rename does not free its blocks (a synchronous TRIM here).
+            let trash = trashPath + "/" + StoreCore.uniqueName("old-")
+            if (try? FileSystem.link(path, as: trash)) != nil { reclaim.append(trash) }
+        }
+        try io("rename", path) { try FileSystem.rename(put.tempPath, to: path) }
+        touched.insert(folder)
+        if case .present(let old) = existing {
+            adjustStatistics(count: 0, bytes: header.size - old.size)
+        } else {
+            adjustStatistics(count: 1, bytes: header.size)
+            adjustCount(bucketAt: bucketIndex, by: 1)
+            if let count = confined.counts[confined.map.buckets[bucketIndex].number], count > bucketCapacity {
+                try split(bucketAt: bucketIndex, touched: &touched)
+            }
+        }
+        return header.metadata
+    }
+
+    private func rewriteHeader(_ header: BlobHeader, at path: String, durable: Bool) throws {
+        try io("write", path) {
+            let fd = try FileDescriptor.open(path, [.writeOnly])
+            try fd.closeAfter {
+                try header.encoded().withUnsafeBytes { raw in try fd.writeAll(toAbsoluteOffset: 0, raw) }
+                if durable { try fd.dataSync() }
+            }
+        }
+    }
+
+    private func adjustStatistics(count: Int, bytes: Int64) {
+        statistics.withLock { stats in
+            stats?.count += count
+            stats?.bytes += bytes
+        }
+    }
+
+    /// Keeps the bucket's blob count, learning it from the folder the first time it is needed.
+    private func adjustCount(bucketAt index: Int, by delta: Int) {
+        let number = confined.map.buckets[index].number
+        if let count = confined.counts[number] {
+            confined.counts[number] = count + delta
+        } else if let names = try? DirectoryStream.entries(of: bucketPath(number)) {
+            confined.counts[number] = names.count  // already includes this change
+        }
+    }
+
+    // MARK: - Splitting buckets
+
+    /// Splits the bucket at `index` at its median identifier. Runs inside the barrier.
+    ///
+    /// Crash-safe: the manifest records the split as pending before any file moves, so an
+    /// interrupted split is finished when the store next opens.
+    private func split(bucketAt index: Int, touched: inout Set<String>) throws {
+        let old = confined.map.buckets[index]
+        let entries = try entries(ofBucketFolder: bucketPath(old.number))
+        guard entries.count >= 2 else { return }
+        let bound = entries[entries.count / 2].identifier
+        var map = confined.map
+        let new = map.split(bucketAt: index, at: bound)
+        try io("create folder", bucketPath(new.number)) { try FileSystem.makeDirectory(bucketPath(new.number)) }
+        try writeManifest(map)
+        confined.map = map
+        try finishSplit()
+        touched.insert(bucketPath(old.number))
+        touched.insert(bucketPath(new.number))
+    }
+
+    /// Moves every blob that belongs to the pending split's new bucket there, then clears the pending mark.
+    func finishSplit() throws {
+        guard let split = confined.map.pendingSplit,
+            let newIndex = confined.map.buckets.firstIndex(where: { $0.number == split.newBucket })
+        else {
+            confined.map.pendingSplit = nil
+            return
+        }
+        let bound = confined.map.buckets[newIndex].lowerBound
+        let from = bucketPath(split.fromBucket), to = bucketPath(split.newBucket)
+        let entries = try entries(ofBucketFolder: from)
+        var moved = 0
+        for entry in entries where !entry.identifier.lexicographicallyPrecedes(bound) {
+            try io("move", from + "/" + entry.fileName) {
+                try FileSystem.rename(from + "/" + entry.fileName, to: to + "/" + entry.fileName)
+            }
+            moved += 1
+        }
+        try io("sync folder", from) { try FileSystem.syncDirectory(from) }
+        try io("sync folder", to) { try FileSystem.syncDirectory(to) }
+        confined.map.pendingSplit = nil
+        try writeManifest(confined.map)
+        let movedTotal = moved
+        if let count = confined.counts[split.fromBucket] {
+            confined.counts[split.fromBucket] = count - movedTotal
+        }
+        confined.counts[split.newBucket] = (try? DirectoryStream.entries(of: to).count) ?? movedTotal
+    }
+}

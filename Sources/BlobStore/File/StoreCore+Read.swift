@@ -1,0 +1,174 @@
+import BlobSystem
+import Dispatch
+import Foundation
+
+/// A blob file opened for reading: the descriptor pins one version even if a put replaces it.
+struct OpenedBlob {
+    let descriptor: FileDescriptor
+    let header: BlobHeader
+    let headerLength: Int
+    let path: String
+    /// Content bytes that came with the header read (possibly the whole blob).
+    let leadingContent: Data
+}
+
+/// What a commit found at a blob's path.
+enum ExistingBlob {
+    case absent
+    case present(BlobHeader)
+    /// A file is there but its header does not decode; it is replaced or removed like a blob.
+    case damaged
+}
+
+extension StoreCore {
+    /// How much a read asks for first: enough for any header and a small blob in one `pread`.
+    static let initialReadLength = 64 * 1024
+
+    /// Opens the blob stored at `path` under `identifier`, reading the header and up to `readLength` bytes.
+    /// Returns `nil` if there is none (or the file there belongs to another identifier with the same hashed name).
+    func openBlob(at path: String, identifier: String, readLength: Int = StoreCore.initialReadLength) throws -> OpenedBlob? {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(path, [.readOnly, .noFollow])
+        } catch .noSuchFileOrDirectory {
+            return nil
+        } catch {
+            throw BlobStoreError.io(operation: "open", path: path, errno: error)
+        }
+        do {
+            var buffer = Data(count: max(readLength, 4096))
+            var count = try io("read", path) {
+                try buffer.withUnsafeMutableBytes { raw in try fd.readFully(fromAbsoluteOffset: 0, into: raw) }
+            }
+            var header: BlobHeader
+            while true {
+                let decoded = buffer.withUnsafeBytes { raw in
+                    Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: raw[..<count])) }
+                }
+                switch decoded {
+                case .success(let decodedHeader):
+                    header = decodedHeader
+                case .failure(.truncated(let needed)) where needed > count && count == buffer.count:
+                    buffer.count = needed
+                    count += try io("read", path) {
+                        try buffer.withUnsafeMutableBytes { raw in
+                            try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: raw[count...]))
+                        }
+                    }
+                    continue
+                case .failure(.truncated):
+                    throw BlobStoreError.corrupt(path: path, reason: "file ends inside its header")
+                case .failure(.invalid(let reason)):
+                    throw BlobStoreError.corrupt(path: path, reason: reason)
+                }
+                break
+            }
+            guard header.identifier == identifier else {
+                try? fd.close()
+                return nil
+            }
+            let headerLength = header.encodedLength
+            let available = min(Int64(count - headerLength), header.size)
+            let leading = buffer.subdata(in: headerLength..<(headerLength + Int(available)))
+            return OpenedBlob(descriptor: fd, header: header, headerLength: headerLength, path: path, leadingContent: leading)
+        } catch {
+            try? fd.close()
+            throw error
+        }
+    }
+
+    /// Reads just the header at `path`, for commits and listings.
+    func existingBlob(at path: String) -> ExistingBlob {
+        let fd: FileDescriptor
+        do { fd = try FileDescriptor.open(path, [.readOnly, .noFollow]) } catch { return .absent }
+        return fd.closeAfter {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            guard var count = try? buffer.withUnsafeMutableBytes({ try fd.readFully(fromAbsoluteOffset: 0, into: $0) }) else {
+                return .damaged
+            }
+            while true {
+                let result = buffer.withUnsafeBytes { raw in
+                    Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: raw[..<count])) }
+                }
+                switch result {
+                case .success(let header):
+                    return .present(header)
+                case .failure(.truncated(let needed)) where needed > count && count == buffer.count:
+                    buffer += [UInt8](repeating: 0, count: needed - count)
+                    guard let more = try? buffer.withUnsafeMutableBytes({
+                        try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: $0[count...]))
+                    }) else { return .damaged }
+                    count += more
+                case .failure:
+                    return .damaged
+                }
+            }
+        }
+    }
+
+    /// Runs `body` as a read on `queue` (concurrently with other reads, never during a commit).
+    func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// The file name and location of `identifier`. Call on `queue`.
+    func locate(_ identifier: String) -> (folder: String, path: String, bucketIndex: Int) {
+        location(of: Array(identifier.utf8), name: FileNameCoding.name(for: identifier))
+    }
+
+    /// Opens the current version of `identifier`, or throws `notFound`. Call on `queue`.
+    func openCurrent(_ identifier: String, readLength: Int = StoreCore.initialReadLength) throws -> OpenedBlob {
+        guard let blob = try openBlob(at: locate(identifier).path, identifier: identifier, readLength: readLength) else {
+            throw BlobStoreError.notFound(store: name, identifier: identifier)
+        }
+        return blob
+    }
+
+    /// Reads the content bytes `range` (already clamped) of an opened blob.
+    func content(of blob: OpenedBlob, range: Range<Int64>) throws -> Data {
+        let leading = Int64(blob.leadingContent.count)
+        if range.upperBound <= leading {
+            return blob.leadingContent.subdata(in: Int(range.lowerBound)..<Int(range.upperBound))
+        }
+        var data = Data(count: Int(range.count))
+        let read = try io("read", blob.path) {
+            try data.withUnsafeMutableBytes { raw in
+                try blob.descriptor.readFully(fromAbsoluteOffset: Int64(blob.headerLength) + range.lowerBound, into: raw)
+            }
+        }
+        guard read == data.count else { throw BlobStoreError.corrupt(path: blob.path, reason: "content shorter than its header says") }
+        return data
+    }
+
+    // MARK: - Bucket listing
+
+    /// One blob file in a bucket folder.
+    struct BucketEntry {
+        var identifier: [UInt8]
+        var fileName: String
+    }
+
+    /// The blobs in bucket folder `folder`, sorted by identifier bytes; hashed names are resolved through their headers.
+    func entries(ofBucketFolder folder: String) throws -> [BucketEntry] {
+        var result: [BucketEntry] = []
+        let names = try io("list folder", folder) { try DirectoryStream.entries(of: folder) }
+        for entry in names {
+            switch FileNameCoding.decode(entry.name) {
+            case .identifier(let id):
+                result.append(BucketEntry(identifier: Array(id.utf8), fileName: entry.name))
+            case .hashed:
+                if case .present(let header) = existingBlob(at: folder + "/" + entry.name),
+                    FileNameCoding.name(for: header.identifier) == entry.name
+                {
+                    result.append(BucketEntry(identifier: Array(header.identifier.utf8), fileName: entry.name))
+                }
+            case .foreign:
+                continue
+            }
+        }
+        result.sort { $0.identifier.lexicographicallyPrecedes($1.identifier) }
+        return result
+    }
+}

@@ -1,0 +1,112 @@
+import BlobSystem
+import Foundation
+
+/// What ``PersistentDataStore/verify()`` found.
+public struct VerificationReport: Hashable, Sendable, Codable {
+    /// One problem, with the file it concerns.
+    public struct Finding: Hashable, Sendable, Codable {
+        /// The file.
+        public var path: String
+        /// The blob's identifier, when the file says.
+        public var identifier: String?
+        /// What is wrong.
+        public var reason: String
+    }
+
+    /// Blobs whose content matched their checksum.
+    public var healthy: Int
+    /// Blob files whose header or content is damaged.
+    public var corrupt: [Finding]
+    /// Files and folders that are not blobs of this store, or sit in the wrong bucket.
+    public var orphaned: [Finding]
+
+    /// Whether nothing is wrong.
+    public var isClean: Bool { corrupt.isEmpty && orphaned.isEmpty }
+}
+
+extension StoreCore {
+    /// Reads every blob and checks it; one bucket per read item so commits are not held up for long.
+    func verify() async throws -> VerificationReport {
+        var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [])
+        let bucketFolders = try await read { () throws -> [String] in
+            let known = Set(self.confined.map.buckets.map { String($0.number) })
+            let all = try io("list folder", self.bucketsPath) { try DirectoryStream.entries(of: self.bucketsPath) }
+            return all.filter { !known.contains($0.name) }.map { self.bucketsPath + "/" + $0.name }
+        }
+        for path in bucketFolders {
+            report.orphaned.append(.init(path: path, identifier: nil, reason: "folder is not a bucket in the manifest"))
+        }
+        var index = 0
+        while true {
+            let position = index
+            let part = try await read { () throws -> VerificationReport? in
+                let buckets = self.confined.map.buckets
+                guard position < buckets.count else { return nil }
+                return try self.verifyBucket(at: position)
+            }
+            guard let part else { break }
+            report.healthy += part.healthy
+            report.corrupt += part.corrupt
+            report.orphaned += part.orphaned
+            index += 1
+        }
+        return report
+    }
+
+    private func verifyBucket(at index: Int) throws -> VerificationReport {
+        var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [])
+        let folder = bucketPath(confined.map.buckets[index].number)
+        let names = try io("list folder", folder) { try DirectoryStream.entries(of: folder) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        for entry in names {
+            let path = folder + "/" + entry.name
+            if case .foreign = FileNameCoding.decode(entry.name) {
+                report.orphaned.append(.init(path: path, identifier: nil, reason: "not a blob file name"))
+                continue
+            }
+            guard case .present(let header) = existingBlob(at: path) else {
+                report.corrupt.append(.init(path: path, identifier: nil, reason: "header missing or damaged"))
+                continue
+            }
+            if FileNameCoding.name(for: header.identifier) != entry.name {
+                report.orphaned.append(.init(path: path, identifier: header.identifier, reason: "file name does not match the identifier in its header"))
+                continue
+            }
+            if !confined.map.contains(Array(header.identifier.utf8), inBucketAt: index) {
+                report.orphaned.append(.init(path: path, identifier: header.identifier, reason: "blob is in the wrong bucket"))
+                continue
+            }
+            if let problem = checkContent(path: path, header: header, buffer: buffer) {
+                report.corrupt.append(.init(path: path, identifier: header.identifier, reason: problem))
+            } else {
+                report.healthy += 1
+            }
+        }
+        return report
+    }
+
+    /// Hashes the content and compares size and checksum with the header; the problem, or `nil`.
+    private func checkContent(path: String, header: BlobHeader, buffer: UnsafeMutableRawBufferPointer) -> String? {
+        do {
+            let fd = try FileDescriptor.open(path, [.readOnly, .noFollow])
+            return try fd.closeAfter { () throws -> String? in
+                let fileSize = try fd.status().size
+                let expected = Int64(header.encodedLength) + header.size
+                if fileSize != expected { return "file is \(fileSize) bytes; header says \(expected)" }
+                var hasher = XXH64()
+                var offset = Int64(header.encodedLength)
+                while offset < fileSize {
+                    let count = try fd.read(fromAbsoluteOffset: offset, into: buffer)
+                    if count == 0 { break }
+                    hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                    offset += Int64(count)
+                }
+                let sum = hasher.finalize()
+                return sum == header.checksum ? nil : "content checksum \(ETag(checksum: sum)) does not match ETag \(ETag(checksum: header.checksum))"
+            }
+        } catch {
+            return "unreadable: \(error)"
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import BlobSystem
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The machinery behind one store folder, shared by every ``PersistentDataStore`` opened on it in this process.
+///
+/// Concurrency design (who owns what):
+/// - `queue` is a concurrent queue. Reads (get, head, list) run as ordinary work items and so run
+///   side by side; every change is committed inside a `.barrier` item, so no read ever overlaps a commit.
+/// - `confined` (the bucket map and per-bucket counts) is owned by `queue`: read only inside its work
+///   items, mutated only inside its barrier items. That discipline is its lock.
+/// - `commitQueue` is serial: it drains queued mutations in batches (group commit), runs each batch in
+///   one barrier, then syncs the touched folders once for the whole batch.
+/// - Content is written to temp files on `ioQueue`, outside the barrier; only renames happen inside it.
+/// - `reclaimQueue` unlinks replaced and removed versions later, because freeing blocks on this kind of
+///   disk issues a synchronous TRIM that must not delay acknowledgements or hold the barrier.
+/// - `statistics`, `pending` and the broadcaster hold their own mutexes.
+/// No blocking call runs on the Swift concurrency pool: async methods hop to these queues with continuations.
+final class StoreCore: @unchecked Sendable {
+    let name: String
+    let storePath: String
+    let bucketsPath: String
+    let tempPath: String
+    let trashPath: String
+    let manifestPath: String
+    let bucketCapacity: Int
+
+    let queue: DispatchQueue
+    let commitQueue: DispatchQueue
+    let ioQueue: DispatchQueue
+    let reclaimQueue: DispatchQueue
+    let broadcaster: ChangeBroadcaster
+
+    /// State owned by `queue` (see the type's documentation).
+    final class Confined {
+        var map: BucketMap
+        /// Blob count per bucket number, learned lazily the first time a commit needs it.
+        var counts: [Int: Int] = [:]
+        init(map: BucketMap) { self.map = map }
+    }
+    let confined: Confined
+
+    /// `nil` until first computed; afterwards kept current by every commit.
+    let statistics = Locked<StoreStatistics?>(nil)
+    let pending = Locked(PendingMutations())
+    /// How many group commits have run (observability and tests).
+    let commitBatches = Locked(0)
+    private let lockDescriptor: FileDescriptor
+
+    /// Opens (creating if needed) the store `name` under `root`: takes its lock, finishes an interrupted
+    /// split, and clears temp files and unreclaimed versions a crash left behind. Does not scan blobs.
+    init(root: String, name: String, bucketCapacity: Int) throws {
+        try StoreName.validate(name)
+        self.name = name
+        self.bucketCapacity = bucketCapacity
+        storePath = root + "/" + name
+        bucketsPath = storePath + "/b"
+        tempPath = storePath + "/tmp"
+        trashPath = storePath + "/trash"
+        manifestPath = storePath + "/manifest"
+        let label = "blobstore.\(name)"
+        queue = DispatchQueue(label: label, qos: .userInitiated, attributes: .concurrent)
+        commitQueue = DispatchQueue(label: label + ".commit", qos: .userInitiated)
+        ioQueue = DispatchQueue(label: label + ".io", qos: .userInitiated, attributes: .concurrent)
+        reclaimQueue = DispatchQueue(label: label + ".reclaim", qos: .utility)
+        broadcaster = ChangeBroadcaster(store: name)
+
+        try StoreCore.prepareRoot(root)
+        for path in [storePath, bucketsPath, tempPath, trashPath] {
+            try io("create folder", path) { try FileSystem.makeDirectory(path) }
+        }
+        lockDescriptor = try StoreCore.lock(storePath + "/.lock")
+        do {
+            var map: BucketMap
+            if let text = try? String(contentsOfFile: manifestPath, encoding: .utf8) {
+                switch BucketMap.parse(text) {
+                case .success(let parsed): map = parsed
+                case .failure(let error): throw BlobStoreError.corrupt(path: manifestPath, reason: error.reason)
+                }
+            } else {
+                map = .initial
+            }
+            for bucket in map.buckets {
+                let path = bucketsPath + "/\(bucket.number)"
+                try io("create folder", path) { try FileSystem.makeDirectory(path) }
+            }
+            confined = Confined(map: map)
+            if map.pendingSplit != nil { try finishSplit() }
+            if !FileManager.default.fileExists(atPath: manifestPath) { try writeManifest(map) }
+            for folder in [tempPath, trashPath] {
+                for entry in try io("list folder", folder, { try DirectoryStream.entries(of: folder) }) {
+                    let path = folder + "/" + entry.name
+                    try io("remove leftover", path) { try FileSystem.removeTree(path) }
+                }
+            }
+        } catch {
+            try? lockDescriptor.close()
+            throw error
+        }
+    }
+
+    deinit { try? lockDescriptor.close() }
+
+    // MARK: - Root and lock
+
+    private static func prepareRoot(_ root: String) throws {
+        try io("create root folder", root) { try FileSystem.makeDirectories(root) }
+        let marker = root + "/" + StoreRoot.formatFileName
+        if let text = try? String(contentsOfFile: marker, encoding: .utf8) {
+            let line = text.split(separator: "\n").first.map(String.init) ?? ""
+            guard line == "blobstore \(StoreRoot.formatVersion)" else {
+                throw BlobStoreError.unsupportedFormat(path: marker, found: line)
+            }
+            return
+        }
+        try writeDurably(Array("blobstore \(StoreRoot.formatVersion)\n".utf8), to: marker, temp: marker + ".tmp")
+    }
+
+    private static func lock(_ path: String) throws -> FileDescriptor {
+        let fd = try io("open lock file", path) {
+            try FileDescriptor.open(path, [.readWrite, .create], permissions: 0o644)
+        }
+        let acquired: Bool
+        do { acquired = try fd.lock(exclusive: true, nonBlocking: true) } catch {
+            try? fd.close()
+            throw BlobStoreError.io(operation: "lock", path: path, errno: error)
+        }
+        if !acquired {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = (try? buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 0, into: $0) }) ?? 0
+            try? fd.close()
+            let holder = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw BlobStoreError.storeLocked(path: path, holder: holder.isEmpty ? "unknown process" : holder)
+        }
+        let text = Array("pid \(getpid())\n".utf8)
+        try? fd.resize(to: 0)
+        try? text.withUnsafeBytes { try fd.writeAll(toAbsoluteOffset: 0, $0) }
+        return fd
+    }
+
+    /// Writes `bytes` to `path` atomically and durably: temp file, fsync, rename, fsync folder.
+    static func writeDurably(_ bytes: [UInt8], to path: String, temp: String) throws {
+        try io("write", temp) {
+            let fd = try FileDescriptor.open(temp, [.writeOnly, .create, .truncate])
+            try fd.closeAfter {
+                try bytes.withUnsafeBytes { raw in try fd.writeAll(raw) }
+                try fd.sync()
+            }
+        }
+        try io("rename", path) { try FileSystem.rename(temp, to: path) }
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        try io("sync folder", folder) { try FileSystem.syncDirectory(folder.isEmpty ? "/" : folder) }
+    }
+
+    func writeManifest(_ map: BucketMap) throws {
+        try StoreCore.writeDurably(Array(map.manifestText().utf8), to: manifestPath, temp: tempPath + "/manifest.tmp")
+    }
+
+    // MARK: - Paths
+
+    func bucketPath(_ number: Int) -> String { bucketsPath + "/\(number)" }
+
+    /// Folder and file path of `identifier` under the current map. Call on `queue`.
+    func location(of identifier: [UInt8], name fileName: String) -> (folder: String, path: String, bucketIndex: Int) {
+        let index = confined.map.index(for: identifier)
+        let folder = bucketPath(confined.map.buckets[index].number)
+        return (folder, folder + "/" + fileName, index)
+    }
+
+    /// A fresh unique name for a temp or trash file.
+    static func uniqueName(_ prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return prefix + String(generator.next() as UInt64, radix: 36)
+    }
+}
+
+/// Maps an `Errno` from a system call to ``BlobStoreError/io(operation:path:errno:)``, naming the operation and path.
+@inline(__always)
+func io<T>(_ operation: String, _ path: String, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as Errno { throw BlobStoreError.io(operation: operation, path: path, errno: error) }
+}

@@ -1,0 +1,162 @@
+import BlobSystem
+import Foundation
+
+/// A put's content on its way to disk: written to a temp file outside the store's barrier, with the
+/// checksum computed as it goes, so the commit only has to rename.
+///
+/// Small blobs stay in memory until ``finish()`` and are written with their final header in one
+/// `write`; larger ones get a header with placeholder size and checksum that is rewritten at the end.
+/// Owned by one task at a time: its methods are called one after another, never concurrently.
+final class TempBlobWriter: @unchecked Sendable {
+    let core: StoreCore
+    let identifier: String
+    let options: PutOptions
+    let durable: Bool
+    let maximumSize: Int64
+    /// What the store held when the put began; decides `created` unless a commit in between changes it.
+    let existingAtStart: ExistingBlob
+
+    private var hasher = XXH64()
+    private var size: Int64 = 0
+    private var pendingBytes: [UInt8] = []
+    private var header: BlobHeader?
+    private var descriptor: FileDescriptor?
+    private(set) var tempPath: String
+    private let modified = Date().nanosecondsSince1970
+
+    /// Checks the identifier, metadata and (early) the write condition. Blocking: call off the concurrency pool.
+    init(core: StoreCore, identifier: String, options: PutOptions, durable: Bool, maximumSize: Int64) throws {
+        self.core = core
+        self.identifier = identifier
+        self.options = options
+        self.durable = durable
+        self.maximumSize = maximumSize
+        tempPath = core.tempPath + "/" + StoreCore.uniqueName("put-")
+        existingAtStart = core.queue.sync { core.existingBlob(at: core.locate(identifier).path) }
+        // Fail fast; the commit checks again atomically.
+        try core.check(options.condition, against: existingAtStart, identifier: identifier)
+    }
+
+    /// Adds content. Blocking.
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        guard !bytes.isEmpty else { return }
+        size += Int64(bytes.count)
+        if size > maximumSize {
+            throw BlobStoreError.tooLarge(what: "blob '\(BlobStoreError.abbreviated(identifier))'", limit: maximumSize, actual: size)
+        }
+        hasher.update(bytes)
+        if header == nil {
+            pendingBytes.append(contentsOf: bytes)
+            if pendingBytes.count >= ImageHeaderParser.recommendedPrefixLength {
+                try startFile()
+            }
+        } else {
+            try write(bytes)
+        }
+    }
+
+    /// Finishes the temp file (synced when durable) and returns what the commit needs. Blocking.
+    func finish() throws -> PreparedPut {
+        let created: Int64
+        if case .present(let old) = existingAtStart { created = old.createdNanoseconds } else { created = modified }
+        if var header {
+            header.size = size
+            header.checksum = hasher.finalize()
+            header.createdNanoseconds = created
+            if options.validation == .record {
+                try validateRecordFromFile()
+            }
+            let bytes = header.encoded()
+            try io("write", tempPath) {
+                try bytes.withUnsafeBytes { raw in try descriptor!.writeAll(toAbsoluteOffset: 0, raw) }
+            }
+            self.header = header
+        } else {
+            var header = try inspect(prefix: pendingBytes, complete: true)
+            header.size = size
+            header.checksum = hasher.finalize()
+            header.createdNanoseconds = created
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(header.encodedLength + pendingBytes.count)
+            header.encode(into: &bytes)
+            bytes += pendingBytes
+            pendingBytes = []
+            try openFile()
+            try bytes.withUnsafeBytes { try write($0) }
+            self.header = header
+        }
+        if durable {
+            try io("sync", tempPath) { try descriptor!.dataSync() }
+        }
+        try io("close", tempPath) { try descriptor!.close() }
+        descriptor = nil
+        return PreparedPut(identifier: identifier, tempPath: tempPath, header: header!, condition: options.condition, durable: durable)
+    }
+
+    /// Drops the temp file. Safe to call at any point, also after ``finish()`` failed.
+    func abandon() {
+        if let descriptor { try? descriptor.close() }
+        descriptor = nil
+        let path = tempPath
+        core.reclaimQueue.async { _ = try? FileSystem.unlinkIfExists(path) }
+    }
+
+    /// `complete` tells whether `prefix` is all of the content; if not, record validation waits for ``finish()``.
+    private func inspect(prefix: [UInt8], complete: Bool) throws -> BlobHeader {
+        var inspectOptions = options
+        if !complete, options.validation == .record { inspectOptions.validation = .none }
+        let (contentType, image) = try prefix.withUnsafeBytes { raw in
+            try ContentInspection.inspect(
+                store: core.name, identifier: identifier, options: inspectOptions, prefix: raw, size: size,
+                wholeContent: { Data(prefix) })
+        }
+        let type = options.validation == .record ? (options.contentType ?? "application/json") : contentType
+        return BlobHeader(
+            identifier: identifier, size: 0, checksum: 0, createdNanoseconds: modified, modifiedNanoseconds: modified,
+            contentType: type, userMetadata: options.userMetadata, image: image)
+    }
+
+    /// The content has outgrown memory: fix the header layout from the first bytes and start the file.
+    private func startFile() throws {
+        let header = try inspect(prefix: pendingBytes, complete: false)
+        self.header = header
+        try openFile()
+        try header.encoded().withUnsafeBytes { try write($0) }
+        try pendingBytes.withUnsafeBytes { try write($0) }
+        pendingBytes = []
+    }
+
+    private func validateRecordFromFile() throws {
+        if size > RecordValidation.maximumByteCount {
+            throw BlobStoreError.tooLarge(what: "record '\(identifier)'", limit: RecordValidation.maximumByteCount, actual: size)
+        }
+        let offset = Int64(header!.encodedLength)
+        var data = Data(count: Int(size))
+        _ = try io("read", tempPath) {
+            try data.withUnsafeMutableBytes { raw in try descriptor!.readFully(fromAbsoluteOffset: offset, into: raw) }
+        }
+        if let reason = RecordValidation.violation(in: data) {
+            throw BlobStoreError.invalidRecord(store: core.name, identifier: identifier, reason: reason)
+        }
+    }
+
+    private func openFile() throws {
+        let path = tempPath
+        descriptor = try io("create temp file", path) {
+            try FileDescriptor.open(path, [.readWrite, .create, .exclusive], permissions: 0o644)
+        }
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try io("write", tempPath) { try descriptor!.writeAll(bytes) }
+    }
+}
+
+/// A put whose temp file is complete and waits for its commit.
+struct PreparedPut: Sendable {
+    var identifier: String
+    var tempPath: String
+    var header: BlobHeader
+    var condition: WriteCondition
+    var durable: Bool
+}

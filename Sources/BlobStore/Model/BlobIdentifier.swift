@@ -1,0 +1,64 @@
+/// The rules a blob identifier must follow, and their checks.
+///
+/// An identifier is any UTF-8 string of 1–1024 bytes without control characters;
+/// `/` is allowed (object-key style). Nothing in it is interpreted as a path.
+public enum BlobIdentifier {
+    /// The longest identifier, in UTF-8 bytes.
+    public static let maximumByteCount = 1024
+
+    /// Which rule an invalid identifier broke.
+    public enum Rule: Sendable, Hashable, CustomStringConvertible {
+        /// The identifier is the empty string.
+        case empty
+        /// The identifier is longer than ``BlobIdentifier/maximumByteCount`` UTF-8 bytes.
+        case tooLong(byteCount: Int)
+        /// The identifier contains a control character (C0, DEL or C1), e.g. NUL or a newline.
+        case controlCharacter(scalar: UInt32, byteOffset: Int)
+        /// The identifier's bytes are not valid UTF-8.
+        case invalidUTF8
+
+        /// The rule as a sentence.
+        public var description: String {
+            switch self {
+            case .empty:
+                return "an identifier must not be empty"
+            case .tooLong(let count):
+                return "an identifier is at most \(BlobIdentifier.maximumByteCount) UTF-8 bytes (this one has \(count))"
+            case .controlCharacter(let scalar, let offset):
+                let hex = String(scalar, radix: 16, uppercase: true)
+                return "an identifier must not contain control characters (U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex) at byte \(offset))"
+            case .invalidUTF8:
+                return "an identifier must be valid UTF-8"
+            }
+        }
+    }
+
+    /// The first rule `identifier` breaks, or `nil` if it is valid.
+    public static func violation(in identifier: String) -> Rule? {
+        var byteCount = 0
+        for scalar in identifier.unicodeScalars {
+            let value = scalar.value
+            if value < 0x20 || value == 0x7F || (0x80...0x9F).contains(value) {
+                return .controlCharacter(scalar: value, byteOffset: byteCount)
+            }
+            byteCount += UTF8.width(scalar)
+        }
+        if byteCount == 0 { return .empty }
+        if byteCount > maximumByteCount { return .tooLong(byteCount: byteCount) }
+        return nil
+    }
+
+    /// Decodes and checks raw bytes (for example from a URL): the identifier, or the rule broken.
+    public static func decode(_ bytes: some Collection<UInt8>) -> Result<String, BlobStoreError> {
+        guard let string = String(validating: bytes, as: UTF8.self) else {
+            return .failure(.invalidIdentifier(identifier: String(decoding: bytes, as: UTF8.self), rule: .invalidUTF8))
+        }
+        if let rule = violation(in: string) { return .failure(.invalidIdentifier(identifier: string, rule: rule)) }
+        return .success(string)
+    }
+
+    /// Throws ``BlobStoreError/invalidIdentifier(identifier:rule:)`` if `identifier` breaks a rule.
+    public static func validate(_ identifier: String) throws(BlobStoreError) {
+        if let rule = violation(in: identifier) { throw .invalidIdentifier(identifier: identifier, rule: rule) }
+    }
+}

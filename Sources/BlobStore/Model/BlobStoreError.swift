@@ -1,0 +1,69 @@
+import BlobSystem
+
+/// Everything a store operation can fail with. Each case carries what a person needs to act.
+public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// No blob with this identifier in this store.
+    case notFound(store: String, identifier: String)
+    /// The identifier breaks a rule (see ``BlobIdentifier``).
+    case invalidIdentifier(identifier: String, rule: BlobIdentifier.Rule)
+    /// The store name breaks the rule (see ``StoreName``).
+    case invalidStoreName(name: String, reason: String)
+    /// A conditional write found another version: `expected` is the condition (`nil` = "must not exist"), `actual` the current ETag (`nil` = absent).
+    case preconditionFailed(store: String, identifier: String, expected: ETag?, actual: ETag?)
+    /// The content was to be an image and is not one.
+    case notAnImage(store: String, identifier: String, reason: String)
+    /// The content was to be a JSON record and is not one, or a stored record does not decode.
+    case invalidRecord(store: String, identifier: String, reason: String)
+    /// Content type or user metadata break ``UserMetadataRules``.
+    case invalidMetadata(store: String, identifier: String, reason: String)
+    /// Something exceeds a limit: `what` names it.
+    case tooLarge(what: String, limit: Int64, actual: Int64)
+    /// A requested byte range does not fit the blob.
+    case rangeNotSatisfiable(store: String, identifier: String, size: Int64)
+    /// A system call failed.
+    case io(operation: String, path: String, errno: Errno)
+    /// Another process has this store open.
+    case storeLocked(path: String, holder: String)
+    /// A stored file is damaged or foreign.
+    case corrupt(path: String, reason: String)
+    /// The root was written by a newer, unknown layout version.
+    case unsupportedFormat(path: String, found: String)
+
+    /// A sentence naming the store, blob, path, errno or limit involved.
+    public var description: String {
+        switch self {
+        case .notFound(let store, let id):
+            return "blob '\(id)' not found in store '\(store)'"
+        case .invalidIdentifier(let id, let rule):
+            return "invalid identifier '\(BlobStoreError.abbreviated(id))': \(rule)"
+        case .invalidStoreName(let name, let reason):
+            return "invalid store name '\(name)': \(reason)"
+        case .preconditionFailed(let store, let id, let expected, let actual):
+            let want = expected.map { "ETag \($0)" } ?? "no existing blob"
+            let have = actual.map { "ETag \($0)" } ?? "no blob"
+            return "precondition failed for blob '\(id)' in store '\(store)': expected \(want), found \(have)"
+        case .notAnImage(let store, let id, let reason):
+            return "blob '\(id)' for store '\(store)' is not a recognised image: \(reason)"
+        case .invalidRecord(let store, let id, let reason):
+            return "blob '\(id)' in store '\(store)' is not a valid record: \(reason)"
+        case .invalidMetadata(let store, let id, let reason):
+            return "invalid metadata for blob '\(id)' in store '\(store)': \(reason)"
+        case .tooLarge(let what, let limit, let actual):
+            return "\(what) is too large: \(actual) bytes exceeds the limit of \(limit) bytes"
+        case .rangeNotSatisfiable(let store, let id, let size):
+            return "requested range is outside blob '\(id)' in store '\(store)' (size \(size) bytes)"
+        case .io(let operation, let path, let errno):
+            return "\(operation) failed for \(path): \(errno)"
+        case .storeLocked(let path, let holder):
+            return "store \(path) is in use by another process (\(holder)); use that process (for example blobd) or stop it"
+        case .corrupt(let path, let reason):
+            return "corrupt file \(path): \(reason)"
+        case .unsupportedFormat(let path, let found):
+            return "\(path) has layout '\(found)', newer than this BlobStore understands; upgrade BlobStore"
+        }
+    }
+
+    static func abbreviated(_ text: String) -> String {
+        text.utf8.count <= 80 ? text : String(text.prefix(60)) + "…(\(text.utf8.count) bytes)"
+    }
+}

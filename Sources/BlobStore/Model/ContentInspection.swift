@@ -1,0 +1,55 @@
+import Foundation
+
+/// The checks and derived metadata shared by every store's put, so all stores agree.
+enum ContentInspection {
+    /// Content type used when none is given and the bytes are not a recognised image.
+    static let defaultContentType = "application/octet-stream"
+
+    /// Checks identifier and metadata before any content is read; returns the identifier to use.
+    static func prepare(store: String, identifier: String?, options: PutOptions) throws(BlobStoreError) -> String {
+        let id = identifier ?? UUID().uuidString
+        try BlobIdentifier.validate(id)
+        if let reason = UserMetadataRules.violation(contentType: options.contentType, userMetadata: options.userMetadata) {
+            throw .invalidMetadata(store: store, identifier: id, reason: reason)
+        }
+        return id
+    }
+
+    /// Recognises an image in the content's first bytes and applies the requested validation.
+    ///
+    /// `prefix` holds the first ``ImageHeaderParser/recommendedPrefixLength`` bytes (or all of a shorter blob);
+    /// `wholeContent` is called only for record validation, which needs the whole document.
+    static func inspect(
+        store: String, identifier: String, options: PutOptions, prefix: UnsafeRawBufferPointer,
+        size: Int64, wholeContent: () throws -> Data
+    ) throws -> (contentType: String, image: ImageInfo?) {
+        let parsed = ImageHeaderParser.parse(prefix)
+        let image = try? parsed.get()
+        switch options.validation {
+        case .none:
+            break
+        case .image:
+            if case .failure(let failure) = parsed {
+                throw BlobStoreError.notAnImage(store: store, identifier: identifier, reason: failure.reason)
+            }
+        case .record:
+            if size > RecordValidation.maximumByteCount {
+                throw BlobStoreError.tooLarge(what: "record '\(identifier)'", limit: RecordValidation.maximumByteCount, actual: size)
+            }
+            if let reason = RecordValidation.violation(in: try wholeContent()) {
+                throw BlobStoreError.invalidRecord(store: store, identifier: identifier, reason: reason)
+            }
+        }
+        let contentType = options.contentType
+            ?? (options.validation == .record ? "application/json" : image?.mimeType ?? defaultContentType)
+        return (contentType, image)
+    }
+
+    /// Clamps `range` to a blob of `size` bytes, or throws `rangeNotSatisfiable`.
+    static func clamp(_ range: Range<Int64>, size: Int64, store: String, identifier: String) throws(BlobStoreError) -> Range<Int64> {
+        guard range.lowerBound >= 0, range.lowerBound < size || (range.isEmpty && range.lowerBound <= size) else {
+            throw .rangeNotSatisfiable(store: store, identifier: identifier, size: size)
+        }
+        return range.lowerBound..<min(range.upperBound, size)
+    }
+}

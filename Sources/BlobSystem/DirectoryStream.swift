@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One entry of a directory listing.
+public struct DirectoryEntry: Hashable, Sendable {
+    /// What `d_type` says the entry is.
+    public enum Kind: Sendable, Hashable {
+        /// A regular file.
+        case regular
+        /// A directory.
+        case directory
+        /// Anything else, or a filesystem that does not report types.
+        case other
+    }
+    /// The entry's name (never `.` or `..`).
+    public var name: String
+    /// The entry's kind as reported by `readdir`.
+    public var kind: Kind
+}
+
+/// Reads directory entries with `opendir`/`readdir` (cheaper than Foundation's listing here).
+public enum DirectoryStream {
+    /// Calls `body` for every entry of `path` except `.` and `..`, in directory order; `body` returns `false` to stop.
+    public static func forEachEntry(of path: String, _ body: (DirectoryEntry) throws -> Bool) throws {
+        guard let dir = opendir(path) else { throw Errno.current }
+        defer { closedir(dir) }
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw Errno.current }
+                return
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name == "." || name == ".." { continue }
+            let kind: DirectoryEntry.Kind
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_REG): kind = .regular
+            case Int32(DT_DIR): kind = .directory
+            default: kind = .other
+            }
+            if try !body(DirectoryEntry(name: name, kind: kind)) { return }
+        }
+    }
+
+    /// All entries of `path` except `.` and `..`.
+    public static func entries(of path: String) throws(Errno) -> [DirectoryEntry] {
+        var result: [DirectoryEntry] = []
+        do {
+            try forEachEntry(of: path) { result.append($0); return true }
+        } catch let error as Errno {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: the body does not throw")
+        }
+        return result
+    }
+}

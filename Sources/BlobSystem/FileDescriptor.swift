@@ -1,0 +1,153 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CBlobShim
+
+/// An open file descriptor: a thin, typed wrapper over the raw `Int32`.
+///
+/// It is a value and does not close itself; the owner calls ``close()`` exactly once
+/// (or uses ``closeAfter(_:)``). Every call retries on `EINTR` and throws ``Errno``.
+public struct FileDescriptor: Hashable, Sendable {
+    /// The raw descriptor number.
+    public let rawValue: Int32
+
+    /// Wraps a raw descriptor the caller owns.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// Flags for ``open(_:_:permissions:relativeTo:)``.
+    public struct OpenOptions: OptionSet, Sendable {
+        /// The raw `open(2)` flag bits.
+        public let rawValue: Int32
+        /// Wraps raw `open(2)` flag bits.
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// `O_RDONLY`.
+        public static let readOnly = OpenOptions([])
+        /// `O_WRONLY`.
+        public static let writeOnly = OpenOptions(rawValue: O_WRONLY)
+        /// `O_RDWR`.
+        public static let readWrite = OpenOptions(rawValue: O_RDWR)
+        /// `O_CREAT`.
+        public static let create = OpenOptions(rawValue: O_CREAT)
+        /// `O_EXCL`: with `create`, fail if the file exists.
+        public static let exclusive = OpenOptions(rawValue: O_EXCL)
+        /// `O_TRUNC`.
+        public static let truncate = OpenOptions(rawValue: O_TRUNC)
+        /// `O_APPEND`.
+        public static let append = OpenOptions(rawValue: O_APPEND)
+        /// `O_DIRECTORY`: fail unless the path is a directory.
+        public static let directory = OpenOptions(rawValue: O_DIRECTORY)
+        /// `O_NOFOLLOW`: fail if the last component is a symbolic link.
+        public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+        /// `O_NONBLOCK`.
+        public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
+        /// `O_CLOEXEC`; always added by ``FileDescriptor/open(_:_:permissions:relativeTo:)``.
+        public static let closeOnExec = OpenOptions(rawValue: O_CLOEXEC)
+    }
+
+    /// Opens `path` (relative to `directory` when given, as `openat(2)`), always close-on-exec.
+    public static func open(
+        _ path: String, _ options: OpenOptions, permissions: mode_t = 0o644,
+        relativeTo directory: FileDescriptor? = nil
+    ) throws(Errno) -> FileDescriptor {
+        let flags = options.union(.closeOnExec).rawValue
+        let dirfd = directory?.rawValue ?? AT_FDCWD
+        let fd = try retryingOnInterrupt { openat(dirfd, path, flags, permissions) }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    /// Closes the descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
+    public func close() throws(Errno) {
+        if Glibc.close(rawValue) == -1, errno != EINTR { throw Errno.current }
+    }
+
+    /// Runs `body`, then closes the descriptor whatever happened.
+    public func closeAfter<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        defer { _ = Glibc.close(rawValue) }
+        return try body()
+    }
+
+    /// Reads up to `buffer.count` bytes at the current offset; 0 means end of file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset` without moving the file offset.
+    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// Reads at `offset` until `buffer` is full or the file ends; returns the bytes read.
+    public func readFully(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        var total = 0
+        while total < buffer.count {
+            let n = try read(fromAbsoluteOffset: offset + Int64(total), into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]))
+            if n == 0 { break }
+            total += n
+        }
+        return total
+    }
+
+    /// Writes all of `bytes` at the current offset, looping over short writes.
+    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = try retryingOnInterrupt { Glibc.write(rawValue, bytes.baseAddress! + offset, bytes.count - offset) }
+            offset += n
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` without moving the file offset.
+    public func writeAll(toAbsoluteOffset offset: Int64, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var written = 0
+        while written < bytes.count {
+            let n = try retryingOnInterrupt {
+                pwrite(rawValue, bytes.baseAddress! + written, bytes.count - written, off_t(offset + Int64(written)))
+            }
+            written += n
+        }
+    }
+
+    /// Repositions the file offset (`lseek(2)` with `SEEK_SET`).
+    public func seek(toAbsoluteOffset offset: Int64) throws(Errno) {
+        _ = try retryingOnInterrupt { lseek(rawValue, off_t(offset), SEEK_SET) }
+    }
+
+    /// Flushes data and metadata to stable storage (`fsync(2)`); works on directories too.
+    public func sync() throws(Errno) {
+        _ = try retryingOnInterrupt { fsync(rawValue) }
+    }
+
+    /// Flushes data and the metadata needed to read it back (`fdatasync(2)`).
+    public func dataSync() throws(Errno) {
+        _ = try retryingOnInterrupt { fdatasync(rawValue) }
+    }
+
+    /// Commits the whole filesystem holding this descriptor (`syncfs(2)`).
+    public func syncFileSystem() throws(Errno) {
+        _ = try retryingOnInterrupt { cblob_syncfs(rawValue) }
+    }
+
+    /// Truncates or extends the file to `size` bytes.
+    public func resize(to size: Int64) throws(Errno) {
+        _ = try retryingOnInterrupt { ftruncate(rawValue, off_t(size)) }
+    }
+
+    /// `fstat(2)`.
+    public func status() throws(Errno) -> FileStatus {
+        var st = stat()
+        _ = try retryingOnInterrupt { fstat(rawValue, &st) }
+        return FileStatus(st)
+    }
+
+    /// Takes or releases a whole-file advisory lock (`flock(2)`); `false` when `nonBlocking` and another holder has it.
+    public func lock(exclusive: Bool = true, nonBlocking: Bool = true) throws(Errno) -> Bool {
+        let operation = (exclusive ? LOCK_EX : LOCK_SH) | (nonBlocking ? LOCK_NB : 0)
+        while flock(rawValue, operation) == -1 {
+            let error = Errno.current
+            if error == .interrupted { continue }
+            if error == .wouldBlock { return false }
+            throw error
+        }
+        return true
+    }
+}

@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CBlobShim
+
+/// Path-level file operations: thin wrappers over the syscalls, retrying on `EINTR`, throwing ``Errno``.
+public enum FileSystem {
+    /// `stat(2)`, following symbolic links.
+    public static func status(_ path: String) throws(Errno) -> FileStatus {
+        var st = stat()
+        _ = try retryingOnInterrupt { stat(path, &st) }
+        return FileStatus(st)
+    }
+
+    /// `lstat(2)`: the link itself, not its target.
+    public static func linkStatus(_ path: String) throws(Errno) -> FileStatus {
+        var st = stat()
+        _ = try retryingOnInterrupt { lstat(path, &st) }
+        return FileStatus(st)
+    }
+
+    /// `stat` that answers `nil` instead of throwing `ENOENT`.
+    public static func statusIfExists(_ path: String) throws(Errno) -> FileStatus? {
+        do { return try status(path) } catch .noSuchFileOrDirectory { return nil }
+    }
+
+    /// Creates one directory; an existing directory is not an error.
+    public static func makeDirectory(_ path: String, permissions: mode_t = 0o755) throws(Errno) {
+        if mkdir(path, permissions) == 0 { return }
+        let error = Errno.current
+        if error == .fileExists, (try? status(path))?.kind == .directory { return }
+        throw error
+    }
+
+    /// Creates a directory and any missing parents, like `mkdir -p`.
+    public static func makeDirectories(_ path: String, permissions: mode_t = 0o755) throws(Errno) {
+        if (try? status(path))?.kind == .directory { return }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            try makeDirectory(prefix, permissions: permissions)
+            prefix += "/"
+        }
+    }
+
+    /// `rename(2)`: atomically replaces `destination` if it exists.
+    public static func rename(_ source: String, to destination: String) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.rename(source, destination) }
+    }
+
+    /// `renameat2(2)` with `RENAME_NOREPLACE`: fails with `EEXIST` rather than replace.
+    public static func renameNoReplace(_ source: String, to destination: String) throws(Errno) {
+        _ = try retryingOnInterrupt { cblob_renameat2(AT_FDCWD, source, AT_FDCWD, destination, cblob_rename_noreplace()) }
+    }
+
+    /// `link(2)`: a second name for the same file.
+    public static func link(_ existing: String, as newName: String) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.link(existing, newName) }
+    }
+
+    /// `unlink(2)`.
+    public static func unlink(_ path: String) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.unlink(path) }
+    }
+
+    /// `unlink` that reports whether the file existed instead of throwing `ENOENT`.
+    @discardableResult
+    public static func unlinkIfExists(_ path: String) throws(Errno) -> Bool {
+        do { try unlink(path); return true } catch .noSuchFileOrDirectory { return false }
+    }
+
+    /// `rmdir(2)`.
+    public static func removeDirectory(_ path: String) throws(Errno) {
+        _ = try retryingOnInterrupt { rmdir(path) }
+    }
+
+    /// Removes a directory tree (no symbolic links are followed).
+    public static func removeTree(_ path: String) throws(Errno) {
+        guard let st = try? linkStatus(path) else { return }
+        if st.kind == .directory {
+            for entry in try DirectoryStream.entries(of: path) {
+                try removeTree(path + "/" + entry.name)
+            }
+            try removeDirectory(path)
+        } else {
+            try unlinkIfExists(path)
+        }
+    }
+
+    /// Opens `path` as a directory and fsyncs it, so that entries created or renamed in it are durable.
+    public static func syncDirectory(_ path: String) throws(Errno) {
+        let fd = try FileDescriptor.open(path, [.readOnly, .directory])
+        try fd.closeAfter { () throws(Errno) in try fd.sync() }
+    }
+}

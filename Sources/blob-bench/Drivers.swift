@@ -1,0 +1,137 @@
+import BlobStore
+import Foundation
+import Glibc
+
+/// Builds the variants scenarios share: the same put or get done by the store, the raw loop and the
+/// article's store, with `concurrency` writers or readers each taking every `concurrency`-th blob.
+enum Drivers {
+    // MARK: - Store
+
+    /// Puts every blob of `workload` with `writers` tasks, through a store opened fresh in the run's
+    /// folder, or through `existing` (for overwrites) if given.
+    static func storePut(
+        _ workload: Workload, durability: Durability, writers: Int, existing: PersistentDataStore? = nil,
+        afterRun: (@Sendable () async throws -> Void)? = nil
+    ) -> Variant {
+        Variant(.store, concurrency: writers, operations: workload.identifiers.count) { directory in
+            let store = try existing ?? openStore(directory, durability: durability)
+            let elapsed = try await Timing.measure { try await putAll(store, workload, writers: writers) }
+            try await afterRun?()
+            return elapsed
+        }
+    }
+
+    /// Opens a store named `bench` under `root`.
+    static func openStore(_ root: String, durability: Durability) throws -> PersistentDataStore {
+        try PersistentDataStore(name: "bench", root: URL(fileURLWithPath: root), configuration: .init(durability: durability))
+    }
+
+    /// Writers are tasks: each awaits its puts one after another, as an application's writers would.
+    static func putAll(_ store: PersistentDataStore, _ workload: Workload, writers: Int) async throws {
+        let options = PutOptions()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    for index in stride(from: writer, to: workload.identifiers.count, by: writers) {
+                        try await store.put(workload.data, identifier: workload.identifiers[index], options: options)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// `operations` gets spread over `readers` tasks, cycling through the stored identifiers.
+    static func storeGet(_ workload: Workload, store: PersistentDataStore, readers: Int, operations: Int) -> Variant {
+        Variant(.store, concurrency: readers, operations: operations) { _ in
+            let expected = workload.data.count
+            let identifiers = workload.identifiers
+            return try await Timing.measure {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for reader in 0..<readers {
+                        group.addTask {
+                            for index in stride(from: reader, to: operations, by: readers) {
+                                let data = try await store.get(identifiers[index % identifiers.count])
+                                guard data.count == expected else { throw BaselineFailure(count: 1) }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+
+    // MARK: - Raw POSIX
+
+    /// Raw temp-file-and-rename puts into `folder` (or the run's folder), on `writers` threads.
+    static func rawPut(_ workload: Workload, durable: Bool, writers: Int, folder: String? = nil) -> Variant {
+        Variant(.raw, concurrency: writers, operations: workload.identifiers.count) { directory in
+            let target = folder ?? directory
+            let finals = workload.paths(in: target)
+            let temps = workload.paths(in: target, prefix: ".tmp-")
+            let fd = try RawPOSIX.openDirectory(target)
+            defer { close(fd) }
+            return try await Timing.measure {
+                try await Workers.run(writers) { writer in
+                    try RawPOSIX.put(
+                        workload.content, finals: finals, temps: temps, indices: stride(from: writer, to: finals.count, by: writers),
+                        durable: durable, directory: fd)
+                }
+            }
+        }
+    }
+
+    /// Raw open/read/close of the plain files in `folder`, on `readers` threads, each with one reused buffer.
+    static func rawGet(_ workload: Workload, folder: String, readers: Int, operations: Int) -> Variant {
+        Variant(.raw, concurrency: readers, operations: operations) { _ in
+            let paths = workload.paths(in: folder)
+            let size = workload.data.count
+            return try await Timing.measure {
+                try await Workers.run(readers) { reader in
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 4096)
+                    defer { buffer.deallocate() }
+                    try RawPOSIX.get(buffer, paths: paths, size: size, operations: stride(from: reader, to: operations, by: readers))
+                }
+            }
+        }
+    }
+
+    // MARK: - The article's store
+
+    /// Puts through the article's store opened fresh in the run's folder; each writer thread waits for
+    /// every completion handler before its next put.
+    static func articlePut(_ workload: Workload, writers: Int) -> Variant {
+        Variant(.article, concurrency: writers, operations: workload.identifiers.count) { directory in
+            let store = try ArticleDataStore(name: "article", root: URL(fileURLWithPath: directory))
+            let data = workload.data
+            let identifiers = workload.identifiers
+            return try await Timing.measure {
+                try await Workers.run(writers) { writer in
+                    try Workers.awaitEach(stride(from: writer, to: identifiers.count, by: writers)) { index, done in
+                        store.storeData({ data }, identifier: identifiers[index]) { result in
+                            if case .success = result { done(true) } else { done(false) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gets through the article's `loadData` from its folder `root/article`.
+    static func articleGet(_ workload: Workload, store: ArticleDataStore, readers: Int, operations: Int) -> Variant {
+        Variant(.article, concurrency: readers, operations: operations) { _ in
+            let identifiers = workload.identifiers
+            let expected = workload.data.count
+            return try await Timing.measure {
+                try await Workers.run(readers) { reader in
+                    try Workers.awaitEach(stride(from: reader, to: operations, by: readers)) { index, done in
+                        store.loadData(forIdentifier: identifiers[index % identifiers.count], dataTransformer: { $0.count }) { count in
+                            done(count == expected)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

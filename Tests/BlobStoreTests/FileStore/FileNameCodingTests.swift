@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+@testable import BlobStore
+
+@Suite struct FileNameCodingTests {
+    @Test(arguments: [
+        "plain", "../x", "/etc/passwd", "%2e%2e", "a/../../b", ".", "..", ".hidden", "~tilde", "a~b", "100%",
+        "with space", "ünïcödé/📦", "a//b/", String(repeating: "x", count: 200), String(repeating: "/", count: 66),
+    ])
+    func namesAreSingleSafeComponentsThatRoundTrip(identifier: String) {
+        let name = FileNameCoding.name(for: identifier)
+        #expect(!name.contains("/"))
+        #expect(name != "." && name != "..")
+        #expect(!name.hasPrefix("."))
+        #expect(name.utf8.count <= 255)
+        #expect(FileNameCoding.decode(name) == .identifier(identifier))
+    }
+
+    @Test func longIdentifiersGetHashedNamesWithinTheLimit() {
+        let ids = [
+            String(repeating: "a", count: 1024),
+            String(repeating: "é", count: 512),
+            String(repeating: "/", count: 300),
+            String(repeating: "a", count: 199) + "/" + String(repeating: "b", count: 50),
+        ]
+        var names = Set<String>()
+        for id in ids {
+            let name = FileNameCoding.name(for: id)
+            #expect(name.utf8.count <= 255)
+            #expect(name.contains("~"))
+            #expect(!name.contains("/"))
+            #expect(FileNameCoding.decode(name) == .hashed)
+            // Cut at a character boundary: the name is valid UTF-8 that decodes to itself.
+            #expect(String(validating: Array(name.utf8), as: UTF8.self) == name)
+            names.insert(name)
+        }
+        #expect(names.count == ids.count)
+        // Same prefix, different tails: different names.
+        #expect(FileNameCoding.name(for: String(repeating: "q", count: 300) + "1") != FileNameCoding.name(for: String(repeating: "q", count: 300) + "2"))
+    }
+
+    @Test func randomIdentifiersNeverEscape() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Character] = ["a", "/", ".", "%", "~", "é", "😀", " ", "2", "e", "Z"]
+        for _ in 0..<2000 {
+            let length = Int.random(in: 1...300, using: &generator)
+            let id = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+            guard BlobIdentifier.violation(in: id) == nil else { continue }
+            let name = FileNameCoding.name(for: id)
+            #expect(!name.contains("/") && !name.hasPrefix(".") && name.utf8.count <= 255)
+            let decoded = FileNameCoding.decode(name)
+            #expect(decoded == .identifier(id) || (decoded == .hashed && name.utf8.count > 0))
+        }
+    }
+
+    @Test(arguments: [".tmp", "%zz", "%41", "a/b", "%2", "abc%2Fdef%"])
+    func foreignNamesAreRecognised(name: String) {
+        #expect(FileNameCoding.decode(name) == .foreign)
+    }
+}
+
+@Suite struct BlobHeaderTests {
+    func sample() -> BlobHeader {
+        BlobHeader(
+            identifier: "photos/cat.png", size: 1234, checksum: 0xDEAD_BEEF_0102_0304, createdNanoseconds: 1_700_000_000_123_456_789,
+            modifiedNanoseconds: 1_700_000_001_000_000_000, contentType: "image/png", userMetadata: ["owner": "me", "tag": "ä"],
+            image: ImageInfo(format: .png, width: 317, height: 211))
+    }
+
+    @Test func roundTrips() throws {
+        let header = sample()
+        let bytes = header.encoded()
+        #expect(bytes.count == header.encodedLength)
+        let decoded = try bytes.withUnsafeBytes { try BlobHeader.decode($0) }
+        #expect(decoded == header)
+    }
+
+    @Test func everyTruncationIsReported() {
+        let bytes = sample().encoded()
+        for length in 0..<bytes.count {
+            let result = bytes.withUnsafeBytes { raw in
+                Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: raw[..<length])) }
+            }
+            guard case .failure(.truncated) = result else {
+                Issue.record("length \(length) gave \(result)")
+                return
+            }
+        }
+    }
+
+    @Test func everySingleBitFlipIsDetected() {
+        let bytes = sample().encoded()
+        for index in 0..<bytes.count {
+            var damaged = bytes
+            damaged[index] ^= 0x10
+            let result = damaged.withUnsafeBytes { raw in Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(raw) } }
+            if case .success = result { Issue.record("flip at byte \(index) went unnoticed") }
+        }
+    }
+}
+
+@Suite struct BucketMapTests {
+    @Test func lookupFindsTheBucketWhoseRangeHoldsTheIdentifier() {
+        var map = BucketMap.initial
+        _ = map.split(bucketAt: 0, at: Array("m".utf8))
+        map.pendingSplit = nil
+        _ = map.split(bucketAt: 1, at: Array("t".utf8))
+        map.pendingSplit = nil
+        #expect(map.index(for: Array("a".utf8)) == 0)
+        #expect(map.index(for: Array("l".utf8)) == 0)
+        #expect(map.index(for: Array("m".utf8)) == 1)
+        #expect(map.index(for: Array("s~".utf8)) == 1)
+        #expect(map.index(for: Array("t".utf8)) == 2)
+        #expect(map.index(for: Array("zzz".utf8)) == 2)
+        #expect(map.index(for: []) == 0)
+    }
+
+    @Test func manifestRoundTripsIncludingPendingSplit() throws {
+        var map = BucketMap.initial
+        _ = map.split(bucketAt: 0, at: Array("köln/\u{1}".utf8))
+        let parsed = try BucketMap.parse(map.manifestText()).get()
+        #expect(parsed == map)
+        #expect(parsed.pendingSplit == BucketMap.PendingSplit(newBucket: 2, fromBucket: 1))
+    }
+
+    @Test(arguments: [
+        "", "blobstore-manifest 2\nnext 2\nbucket 1 -\n", "blobstore-manifest 1\nbucket 1 -\n",
+        "blobstore-manifest 1\nnext 3\nbucket 1 61\n", "blobstore-manifest 1\nnext 3\nbucket 1 -\nbucket 2 62\nbucket 3 61\n",
+        "blobstore-manifest 1\nnext 2\nbucket 1 -\nbucket 1 61\n", "blobstore-manifest 1\nnext 2\nbucket 1 -\nwhat\n",
+        "blobstore-manifest 1\nnext 3\nbucket 1 -\nbucket 2 6\n",
+    ])
+    func malformedManifestsAreRefused(text: String) {
+        #expect(throws: BucketMap.ManifestError.self) { try BucketMap.parse(text).get() }
+    }
+}

@@ -1,0 +1,296 @@
+import BlobSystem
+import Dispatch
+import Foundation
+import Testing
+
+@testable import BlobStore
+
+@Suite struct FileStoreLayoutTests {
+    let root = TemporaryRoot()
+
+    func store(_ name: String = "main", durability: Durability = .relaxed, capacity: Int = 8192) throws -> PersistentDataStore {
+        try PersistentDataStore(name: name, root: root.url, configuration: StoreConfiguration(durability: durability, bucketCapacity: capacity))
+    }
+
+    @Test func escapingIdentifiersStayInsideTheStoreFolder() async throws {
+        let store = try store()
+        let hostile = [
+            "../x", "../../outside", "/etc/passwd", "%2e%2e", "%2e%2e/%2e%2e/x", "a/../../b", "..", ".", "./.", "~/x",
+            String(repeating: "../", count: 300), String(repeating: "é", count: 512), "x/" + String(repeating: "a", count: 1020),
+        ]
+        for id in hostile {
+            let data = Data(id.utf8)
+            try await store.put(data, identifier: id)
+            #expect(try await store.get(id) == data, "\(id)")
+        }
+        for file in root.allFiles() {
+            #expect(file.hasPrefix("main/") || file == ".blobstore-format", "\(file) is outside the store folder")
+        }
+        let listed = try await store.listAll().map(\.identifier)
+        #expect(Set(listed) == Set(hostile))
+        #expect(listed == listed.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        for id in hostile { #expect(try await store.remove(id)) }
+        #expect(try await store.statistics() == StoreStatistics(count: 0, bytes: 0))
+    }
+
+    @Test func invalidStoreNamesAreRefused() {
+        for name in ["", "UPPER", ".hidden", "-dash", "a/b", "..", String(repeating: "a", count: 64), "spa ce"] {
+            #expect(throws: BlobStoreError.self) { try PersistentDataStore(name: name, root: root.url) }
+        }
+        #expect(throws: Never.self) { try PersistentDataStore(name: String(repeating: "a", count: 63), root: root.url) }
+    }
+
+    @Test func rootCarriesAFormatMarkerAndRefusesUnknownVersions() throws {
+        _ = try store()
+        let marker = root.url.appendingPathComponent(".blobstore-format")
+        #expect(try String(contentsOf: marker, encoding: .utf8) == "blobstore 1\n")
+        try "blobstore 99\n".write(to: marker, atomically: true, encoding: .utf8)
+        #expect(throws: BlobStoreError.unsupportedFormat(path: marker.path, found: "blobstore 99")) { try store("other") }
+    }
+
+    @Test func bucketsSplitKeepingEveryBlobFindableAndOrdered() async throws {
+        let store = try store(capacity: 8)
+        var ids: [String] = []
+        for i in 0..<200 {
+            let id = "k\((i * 7919) % 1000)/\(i)"
+            ids.append(id)
+            try await store.put(Data(id.utf8), identifier: id)
+        }
+        let bucketCount = store.core.queue.sync { store.core.confined.map.buckets.count }
+        #expect(bucketCount > 200 / 8)
+        for folder in try DirectoryStream.entries(of: store.folderURL.path + "/b") {
+            let count = try DirectoryStream.entries(of: store.folderURL.path + "/b/" + folder.name).count
+            #expect(count <= 8 + 1, "bucket \(folder.name) holds \(count)")
+        }
+        for id in ids { #expect(try await store.get(id) == Data(id.utf8)) }
+        let listed = try await store.listAll(ListQuery(limit: 7)).map(\.identifier)
+        #expect(listed == ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        let prefixed = try await store.listAll(ListQuery(prefix: "k1", limit: 3)).map(\.identifier)
+        #expect(prefixed == listed.filter { $0.hasPrefix("k1") })
+        #expect(try await store.verify().isClean)
+    }
+
+    @Test func reopeningFindsEverythingWithoutScanning() async throws {
+        let root = self.root
+        do {
+            let store = try PersistentDataStore(name: "s", root: root.url, configuration: StoreConfiguration(durability: .durable, bucketCapacity: 4))
+            for i in 0..<50 { try await store.put(Data("v\(i)".utf8), identifier: "id-\(i)") }
+        }
+        // The first instance is gone, so its engine and lock are released.
+        let reopened = try PersistentDataStore(name: "s", root: root.url, configuration: StoreConfiguration(bucketCapacity: 4))
+        for i in 0..<50 { #expect(try await reopened.get("id-\(i)") == Data("v\(i)".utf8)) }
+        #expect(try await reopened.statistics() == StoreStatistics(count: 50, bytes: Int64((0..<50).map { "v\($0)".utf8.count }.reduce(0, +))))
+    }
+
+    @Test func crashLeftoversAreClearedAndPendingSplitsFinishedOnOpen() async throws {
+        let folder: String
+        do {
+            let store = try store("crash", capacity: 1000)
+            for i in 0..<20 { try await store.put(Data([UInt8(i)]), identifier: String(format: "b%02d", i)) }
+            folder = store.folderURL.path
+        }
+        // Simulate a crash: a temp file, an unreclaimed old version, and a split recorded in the
+        // manifest whose files never moved.
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: folder + "/tmp/put-leftover"))
+        try Data("old".utf8).write(to: URL(fileURLWithPath: folder + "/trash/old-leftover"))
+        try FileSystem.makeDirectory(folder + "/b/2")
+        let manifest = "blobstore-manifest 1\nnext 3\nbucket 1 -\nbucket 2 \(Hex.encode(Array("b10".utf8)))\nsplitting 2 1\n"
+        try manifest.write(toFile: folder + "/manifest", atomically: true, encoding: .utf8)
+
+        let store = try store("crash", capacity: 1000)
+        #expect(try DirectoryStream.entries(of: folder + "/tmp").isEmpty)
+        #expect(try DirectoryStream.entries(of: folder + "/trash").isEmpty)
+        #expect(try DirectoryStream.entries(of: folder + "/b/2").count == 10)
+        #expect(!(try String(contentsOfFile: folder + "/manifest", encoding: .utf8)).contains("splitting"))
+        for i in 0..<20 { #expect(try await store.get(String(format: "b%02d", i)) == Data([UInt8(i)])) }
+        #expect(try await store.verify().isClean)
+    }
+
+    @Test func aSecondEngineOnTheSameFolderIsRefusedWhileTheFirstLives() throws {
+        let first = try store("locked")
+        #expect(throws: BlobStoreError.self) {
+            _ = try StoreCore(root: root.path, name: "locked", bucketCapacity: 8)
+        }
+        do {
+            _ = try StoreCore(root: root.path, name: "locked", bucketCapacity: 8)
+        } catch let error as BlobStoreError {
+            #expect(error.description.contains("pid \(getpid())"))
+        } catch {}
+        // Instances in one process share the engine instead.
+        let second = try store("locked")
+        #expect(first.core === second.core)
+    }
+
+    @Test func verifyReportsDamagedAndForeignFiles() async throws {
+        let store = try store("v")
+        try await store.put(Data(repeating: 1, count: 5000), identifier: "good")
+        try await store.put(Data(repeating: 2, count: 5000), identifier: "bad")
+        let bad = store.core.queue.sync { store.core.locate("bad").path }
+        let fd = try FileDescriptor.open(bad, [.writeOnly])
+        try [UInt8(9)].withUnsafeBytes { try fd.writeAll(toAbsoluteOffset: 3000, $0) }
+        try fd.close()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: store.folderURL.path + "/b/1/%zz"))
+        let report = try await store.verify()
+        #expect(report.healthy == 1)
+        #expect(report.corrupt.map(\.identifier) == ["bad"])
+        #expect(report.corrupt.first?.reason.contains("checksum") == true)
+        #expect(report.orphaned.map { URL(fileURLWithPath: $0.path).lastPathComponent } == ["%zz"])
+    }
+
+    @Test func hashedNameOwnedByAnotherIdentifierReadsAsAbsent() async throws {
+        let store = try store("h")
+        let long = String(repeating: "a", count: 300)
+        try await store.put(Data("A".utf8), identifier: long)
+        // Plant that file under the hashed name of a different long identifier.
+        let other = String(repeating: "a", count: 299) + "b"
+        let (from, to) = store.core.queue.sync { (store.core.locate(long).path, store.core.locate(other).path) }
+        try FileSystem.link(from, as: to)
+        #expect(try await store.exists(other) == false)
+        await #expect(throws: BlobStoreError.self) { try await store.put(Data("B".utf8), identifier: other) }
+        #expect(try await store.get(long) == Data("A".utf8))
+    }
+
+    @Test func largeStreamedPutIsWrittenInChunksAndReadBackExactly() async throws {
+        let store = try store("big")
+        let chunk = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 13) })
+        let chunks = AsyncStream<Data> { continuation in
+            for _ in 0..<8 { continuation.yield(chunk) }
+            continuation.finish()
+        }
+        let metadata = try await store.put(chunks: chunks, identifier: "big", options: PutOptions())
+        #expect(metadata.size == 8 << 20)
+        var hasher = XXH64()
+        for _ in 0..<8 { hasher.update(chunk) }
+        #expect(metadata.etag == ETag(checksum: hasher.finalize()))
+        var total = 0
+        var reread = XXH64()
+        for try await part in try await store.stream("big", range: nil, chunkSize: 300_000) {
+            total += part.count
+            reread.update(part)
+        }
+        #expect(total == 8 << 20)
+        #expect(reread.finalize() == metadata.etag.checksum)
+        let middle = try await store.get("big", range: (3 << 20)..<((3 << 20) + 10))
+        #expect(middle == chunk.subdata(in: 0..<10))
+    }
+
+    @Test func tooLargeBlobsAreRefusedAndNothingIsLeftBehind() async throws {
+        let store = try PersistentDataStore(name: "limit", root: root.url, configuration: StoreConfiguration(maximumBlobSize: 1000))
+        await #expect(throws: BlobStoreError.tooLarge(what: "blob 'x'", limit: 1000, actual: 1001)) {
+            try await store.put(Data(count: 1001), identifier: "x")
+        }
+        #expect(try await store.exists("x") == false)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try DirectoryStream.entries(of: store.folderURL.path + "/tmp").isEmpty)
+    }
+
+    @Test func concurrentDurablePutsShareCommits() async throws {
+        let store = try store("group", durability: .durable)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<64 {
+                group.addTask { try await store.put(Data("payload \(i)".utf8), identifier: "g\(i)") }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await store.statistics().count == 64)
+        let batches = store.core.commitBatches.withLock { $0 }
+        #expect(batches < 64, "64 concurrent puts took \(batches) commits")
+    }
+}
+
+@Suite struct ArticleAPITests {
+    let root = TemporaryRoot()
+    static let key = DispatchSpecificKey<String>()
+
+    func queue(_ label: String) -> DispatchQueue {
+        let queue = DispatchQueue(label: label)
+        queue.setSpecific(key: ArticleAPITests.key, value: label)
+        return queue
+    }
+
+    @Test func storeLoadRemoveWithCompletionsOnTheChosenQueue() async throws {
+        let store = try PersistentDataStore(name: "article", root: root.url)
+        let queue = queue("completions")
+        let identifier: String = try await withCheckedThrowingContinuation { continuation in
+            store.storeData({ Data("hello".utf8) }, completionQueue: queue) { result in
+                #expect(DispatchQueue.getSpecific(key: ArticleAPITests.key) == "completions")
+                switch result {
+                case .success(let id): continuation.resume(returning: id)
+                case .noData: continuation.resume(throwing: BlobStoreError.notFound(store: "", identifier: "noData"))
+                case .failed(let error): continuation.resume(throwing: error)
+                }
+            }
+        }
+        #expect(UUID(uuidString: identifier) != nil)
+        let text: String? = await withCheckedContinuation { continuation in
+            store.loadData(forIdentifier: identifier, dataTransformer: { String(decoding: $0, as: UTF8.self) }, completionQueue: queue) {
+                #expect(DispatchQueue.getSpecific(key: ArticleAPITests.key) == "completions")
+                continuation.resume(returning: $0)
+            }
+        }
+        #expect(text == "hello")
+        let existed: Bool = try await withCheckedThrowingContinuation { continuation in
+            store.removeData(forIdentifier: identifier, completionQueue: queue) { continuation.resume(with: $0) }
+        }
+        #expect(existed)
+        let missing: String? = await withCheckedContinuation { continuation in
+            store.loadData(forIdentifier: identifier, dataTransformer: { String(decoding: $0, as: UTF8.self) }, completionQueue: queue) {
+                continuation.resume(returning: $0)
+            }
+        }
+        #expect(missing == nil)
+    }
+
+    @Test func emptyProviderReportsNoDataAndStoresNothing() async throws {
+        let store = try PersistentDataStore(name: "article", root: root.url)
+        let noData: Bool = await withCheckedContinuation { continuation in
+            store.storeData({ nil }, identifier: "x", completionQueue: queue("q")) {
+                if case .noData = $0 { continuation.resume(returning: true) } else { continuation.resume(returning: false) }
+            }
+        }
+        #expect(noData)
+        #expect(try await store.exists("x") == false)
+    }
+
+    @Test func providerRunsOutsideTheBarrier() async throws {
+        let store = try PersistentDataStore(name: "article", root: root.url)
+        try await store.put(Data("r".utf8), identifier: "r")
+        // The provider reads from the same store synchronously; inside a barrier this would deadlock.
+        let done: Bool = await withCheckedContinuation { continuation in
+            store.storeData({
+                let reader = DispatchSemaphore(value: 0)
+                let box = UncheckedSendable<Data?>(nil)
+                let result = Mutexed(box)
+                store.loadData(forIdentifier: "r", dataTransformer: { $0 }, completionQueue: DispatchQueue(label: "inner")) {
+                    result.set($0)
+                    reader.signal()
+                }
+                return reader.wait(timeout: .now() + 5) == .success ? result.get() : nil
+            }, identifier: "w", completionQueue: queue("q")) {
+                if case .success = $0 { continuation.resume(returning: true) } else { continuation.resume(returning: false) }
+            }
+        }
+        #expect(done)
+        #expect(try await store.get("w") == Data("r".utf8))
+    }
+
+    @Test func removeAllEmptiesTheStore() async throws {
+        let store = try PersistentDataStore(name: "article", root: root.url)
+        for i in 0..<10 { try await store.put(Data([UInt8(i)]), identifier: "\(i)") }
+        let error: (any Error)? = await withCheckedContinuation { continuation in
+            store.removeAll(completionQueue: queue("q")) { continuation.resume(returning: $0) }
+        }
+        #expect(error == nil)
+        #expect(try await store.statistics().count == 0)
+        #expect(try await store.list(ListQuery()).items.isEmpty)
+    }
+}
+
+/// A lock-protected box for handing a value between queues in tests.
+final class Mutexed<Value>: @unchecked Sendable {
+    private var value: UncheckedSendable<Value>
+    private let lock = NSLock()
+    init(_ value: UncheckedSendable<Value>) { self.value = value }
+    func set(_ newValue: Value) { lock.withLock { value = UncheckedSendable(newValue) } }
+    func get() -> Value { lock.withLock { value.value } }
+}

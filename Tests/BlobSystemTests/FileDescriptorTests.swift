@@ -1,0 +1,85 @@
+import BlobSystem
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct FileDescriptorTests {
+    let folder: String
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "blobsystem-" + UUID().uuidString
+        try FileSystem.makeDirectories(folder)
+    }
+
+    @Test func writeThenReadBackAtOffsets() throws {
+        let path = folder + "/f"
+        let fd = try FileDescriptor.open(path, [.readWrite, .create, .exclusive])
+        defer { try? fd.close() }
+        let bytes: [UInt8] = Array(0...255)
+        try bytes.withUnsafeBytes { try fd.writeAll($0) }
+        try [UInt8](repeating: 7, count: 4).withUnsafeBytes { try fd.writeAll(toAbsoluteOffset: 10, $0) }
+        var buffer = [UInt8](repeating: 0, count: 300)
+        let count = try buffer.withUnsafeMutableBytes { try fd.readFully(fromAbsoluteOffset: 8, into: $0) }
+        #expect(count == 248)
+        #expect(Array(buffer[0..<8]) == [8, 9, 7, 7, 7, 7, 14, 15])
+        #expect(try fd.status().size == 256)
+        #expect(try fd.status().kind == .regular)
+        try fd.sync()
+        try fd.dataSync()
+    }
+
+    @Test func openFailureCarriesErrno() {
+        #expect(throws: Errno.noSuchFileOrDirectory) {
+            try FileDescriptor.open(folder + "/missing", [.readOnly])
+        }
+        #expect(Errno.noSuchFileOrDirectory.description.hasPrefix("ENOENT"))
+    }
+
+    @Test func exclusiveCreateRefusesExistingFile() throws {
+        let path = folder + "/x"
+        try FileDescriptor.open(path, [.writeOnly, .create, .exclusive]).close()
+        #expect(throws: Errno.fileExists) { try FileDescriptor.open(path, [.writeOnly, .create, .exclusive]) }
+    }
+
+    @Test func renameNoReplaceRefusesToOverwrite() throws {
+        try FileDescriptor.open(folder + "/a", [.writeOnly, .create]).close()
+        try FileDescriptor.open(folder + "/b", [.writeOnly, .create]).close()
+        #expect(throws: Errno.fileExists) { try FileSystem.renameNoReplace(folder + "/a", to: folder + "/b") }
+        try FileSystem.renameNoReplace(folder + "/a", to: folder + "/c")
+        #expect(try FileSystem.statusIfExists(folder + "/a") == nil)
+        #expect(try FileSystem.statusIfExists(folder + "/c")?.kind == .regular)
+    }
+
+    @Test func directoryListingSkipsDotEntries() throws {
+        try FileSystem.makeDirectory(folder + "/d")
+        for name in ["one", "two", "three"] { try FileDescriptor.open(folder + "/d/" + name, [.writeOnly, .create]).close() }
+        try FileSystem.makeDirectory(folder + "/d/sub")
+        let entries = try DirectoryStream.entries(of: folder + "/d")
+        #expect(Set(entries.map(\.name)) == ["one", "two", "three", "sub"])
+        #expect(entries.first { $0.name == "sub" }?.kind == .directory)
+        try FileSystem.removeTree(folder + "/d")
+        #expect(try FileSystem.statusIfExists(folder + "/d") == nil)
+    }
+
+    @Test func flockConflictsBetweenOpenFileDescriptions() throws {
+        let path = folder + "/lock"
+        let first = try FileDescriptor.open(path, [.readWrite, .create])
+        let second = try FileDescriptor.open(path, [.readWrite])
+        defer { try? second.close() }
+        #expect(try first.lock())
+        #expect(try second.lock() == false)
+        try first.close()
+        #expect(try second.lock())
+    }
+
+    @Test func syncDirectoryAndFileSystem() throws {
+        try FileSystem.syncDirectory(folder)
+        let fd = try FileDescriptor.open(folder, [.readOnly, .directory])
+        defer { try? fd.close() }
+        try fd.syncFileSystem()
+        #expect(throws: Errno.self) { try FileSystem.syncDirectory(folder + "/nope") }
+    }
+}
