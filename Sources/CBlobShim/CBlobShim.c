@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "CBlobShim.h"
@@ -22,3 +24,35 @@ int cblob_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
     *gid = cred.gid;
     return 0;
 }
+
+int cblob_accept(int fd, int nonblocking) {
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0));
+}
+
+int cblob_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int cblob_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event event = { .events = events, .data.u64 = data };
+    int kernel_op = op == 1 ? EPOLL_CTL_ADD : op == 2 ? EPOLL_CTL_DEL : EPOLL_CTL_MOD;
+    return epoll_ctl(epfd, kernel_op, fd, &event);
+}
+
+int cblob_epoll_wait(int epfd, cblob_epoll_event *out, int capacity, int timeout_ms) {
+    struct epoll_event events[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(epfd, events, capacity, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        out[i].events = events[i].events;
+        out[i].data = events[i].data.u64;
+    }
+    return count;
+}
+
+uint32_t cblob_epollin(void) { return EPOLLIN; }
+uint32_t cblob_epollout(void) { return EPOLLOUT; }
+uint32_t cblob_epollrdhup(void) { return EPOLLRDHUP; }
+uint32_t cblob_epollhup(void) { return EPOLLHUP; }
+uint32_t cblob_epollerr(void) { return EPOLLERR; }
+uint32_t cblob_epollet(void) { return EPOLLET; }
+
+int cblob_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }

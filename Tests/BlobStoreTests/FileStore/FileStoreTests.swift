@@ -294,3 +294,33 @@ final class Mutexed<Value>: @unchecked Sendable {
     func set(_ newValue: Value) { lock.withLock { value = UncheckedSendable(newValue) } }
     func get() -> Value { lock.withLock { value.value } }
 }
+
+@Suite struct FileStoreImageTests {
+    let root = TemporaryRoot()
+
+    static let fixtures: [(String, ImageFormat, Int, Int)] = [
+        ("png-317x211.png", .png, 317, 211), ("jpeg-exif-317x211.jpg", .jpeg, 317, 211), ("gif-3x500.gif", .gif, 3, 500),
+        ("webp-lossless-317x211.webp", .webp, 317, 211), ("bmp-topdown-317x211.bmp", .bmp, 317, 211),
+        ("tiff-be-3x500.tif", .tiff, 3, 500), ("heic-317x211.heic", .heic, 317, 211), ("avif-1x1.avif", .avif, 1, 1),
+    ]
+
+    @Test func imageMetadataSurvivesReopening() async throws {
+        var stored: [String: ImageInfo] = [:]
+        do {
+            let store = try PersistentDataStore(name: "img", root: root.url)
+            for (file, format, width, height) in Self.fixtures {
+                let url = try #require(Bundle.module.url(forResource: file, withExtension: nil, subdirectory: "Fixtures/images"))
+                let metadata = try await store.putImage(try Data(contentsOf: url), identifier: file)
+                #expect(metadata.image == ImageInfo(format: format, width: width, height: height))
+                #expect(metadata.contentType == format.mimeType)
+                stored[file] = metadata.image
+            }
+        }
+        let reopened = try PersistentDataStore(name: "img", root: root.url)
+        for (file, _, _, _) in Self.fixtures {
+            #expect(try await reopened.head(file).image == stored[file])
+        }
+        let images = try await reopened.list(ListQuery(contentTypePrefix: "image/", limit: 100)).items
+        #expect(images.count == Self.fixtures.count)
+    }
+}

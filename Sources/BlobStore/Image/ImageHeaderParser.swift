@@ -1,0 +1,78 @@
+import Foundation
+
+/// Recognises an image from its leading bytes and reads its format and pixel size, without decoding pixels.
+///
+/// Pure and allocation-light so it can run on every upload and under a fuzzer: every read is bounds-checked,
+/// every length and offset from the input is validated with non-overflowing arithmetic, and every loop is
+/// bounded by the input size or a fixed cap. Malformed input of any kind yields `.failure` with a reason.
+public enum ImageHeaderParser {
+    /// How many leading bytes a caller should supply.
+    ///
+    /// PNG, GIF, BMP and WebP need under 32 bytes, but JPEG's frame header follows EXIF/ICC/thumbnail
+    /// segments, HEIC/AVIF sizes sit inside the `meta` box, and TIFF's IFD0 may be anywhere; 256 KiB covers
+    /// typical camera and phone output while bounding the read on every put.
+    public static let recommendedPrefixLength = 256 * 1024
+
+    /// Parses `bytes`, which may be a prefix of the blob; the parser never reads outside the buffer.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<ImageInfo, ImageParseFailure> {
+        let view = ImageHeaderBytes(bytes)
+        do {
+            return .success(try dispatch(view))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Parses a byte array, for callers (and fuzzers) that already hold one.
+    public static func parse(_ bytes: [UInt8]) -> Result<ImageInfo, ImageParseFailure> {
+        bytes.withUnsafeBytes { parse($0) }
+    }
+
+    /// Parses `Data`, which is what file and network reads in the store produce.
+    public static func parse(_ data: Data) -> Result<ImageInfo, ImageParseFailure> {
+        data.withUnsafeBytes { parse($0) }
+    }
+
+    /// Picks the format from its signature; each format's parser then reports its own problems.
+    private static func dispatch(_ bytes: ImageHeaderBytes) throws(ImageParseFailure) -> ImageInfo {
+        if bytes.matches(PNGHeader.signature) { return try PNGHeader.parse(bytes) }
+        if bytes.matches(JPEGHeader.signature) { return try JPEGHeader.parse(bytes) }
+        if GIFHeader.signatures.contains(where: { bytes.matches($0) }) { return try GIFHeader.parse(bytes) }
+        if bytes.matches(WebPHeader.riff) && bytes.matches(WebPHeader.webp, at: 8) { return try WebPHeader.parse(bytes) }
+        if bytes.matches(TIFFHeader.littleEndian) || bytes.matches(TIFFHeader.bigEndian)
+            || bytes.matches(TIFFHeader.bigTIFFLittleEndian) || bytes.matches(TIFFHeader.bigTIFFBigEndian) {
+            return try TIFFHeader.parse(bytes)
+        }
+        if bytes.u32(4, bigEndian: true) == BMFFHeader.ftyp { return try BMFFHeader.parse(bytes) }
+        if bytes.matches(BMPHeader.signature) { return try BMPHeader.parse(bytes) }
+        throw unrecognised(bytes)
+    }
+
+    /// Says what the bytes were, so a client that uploaded the wrong file can tell from the message.
+    private static func unrecognised(_ bytes: ImageHeaderBytes) -> ImageParseFailure {
+        if bytes.count == 0 {
+            return ImageParseFailure(reason: "no known image signature (the input is empty)")
+        }
+        let prefixes: [(String, [UInt8])] = [
+            ("PNG", PNGHeader.signature), ("JPEG", JPEGHeader.signature),
+            ("GIF", GIFHeader.signatures[0]), ("GIF", GIFHeader.signatures[1]),
+            ("WebP", WebPHeader.riff), ("TIFF", TIFFHeader.littleEndian), ("TIFF", TIFFHeader.bigEndian),
+        ]
+        if let (name, _) = prefixes.first(where: { bytes.isStrictPrefix(of: $0.1) }) {
+            return ImageParseFailure(
+                reason: "no known image signature (only \(bytes.count) bytes, too few to tell; they begin like \(name))"
+            )
+        }
+        if bytes.matches(WebPHeader.riff), let form = bytes.u32(8, bigEndian: true) {
+            return ImageParseFailure(
+                reason: "no known image signature (RIFF container of type \(ImageHeaderBytes.fourCC(form)), not WEBP)"
+            )
+        }
+        if bytes.matches(WebPHeader.riff) {
+            return ImageParseFailure(
+                reason: "no known image signature (only \(bytes.count) bytes of a RIFF container, too few to tell if it is WebP)"
+            )
+        }
+        return ImageParseFailure(reason: "no known image signature (first bytes \(bytes.hex(0, 8)))")
+    }
+}
