@@ -18,6 +18,8 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidMetadata(store: String, identifier: String, reason: String)
     /// Something exceeds a limit: `what` names it.
     case tooLarge(what: String, limit: Int64, actual: Int64)
+    /// A list query is malformed: a limit outside 1...10,000 or a cursor that is not one this store issued.
+    case invalidQuery(store: String, reason: String)
     /// A requested byte range does not fit the blob.
     case rangeNotSatisfiable(store: String, identifier: String, size: Int64)
     /// A system call failed.
@@ -50,6 +52,8 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return "invalid metadata for blob '\(id)' in store '\(store)': \(reason)"
         case .tooLarge(let what, let limit, let actual):
             return "\(what) is too large: \(actual) bytes exceeds the limit of \(limit) bytes"
+        case .invalidQuery(let store, let reason):
+            return "invalid list query for store '\(store)': \(reason)"
         case .rangeNotSatisfiable(let store, let id, let size):
             return "requested range is outside blob '\(id)' in store '\(store)' (size \(size) bytes)"
         case .io(let operation, let path, let errno):

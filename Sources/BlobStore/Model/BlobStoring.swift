@@ -27,7 +27,8 @@ public protocol BlobStoring: Sendable {
     /// The bytes `range` of a blob (clamped at its end); throws `rangeNotSatisfiable` if it starts past the end.
     func get(_ identifier: String, range: Range<Int64>) async throws -> Data
 
-    /// A blob's content (or part of it) as chunks read as they are consumed.
+    /// A blob's content (or part of it) as chunks of at most `chunkSize` bytes (values below 1 mean 1),
+    /// read as they are consumed from the version that was current when the stream was made.
     func stream(_ identifier: String, range: Range<Int64>?, chunkSize: Int) async throws -> BlobByteStream
 
     /// Writes a blob's content to `fileURL` (replacing it only once complete) and returns its metadata.
@@ -43,7 +44,7 @@ public protocol BlobStoring: Sendable {
     @discardableResult
     func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool
 
-    /// Removes every blob of the store.
+    /// Removes every blob of the store; a ``BlobChange/Kind/removedAll`` event is posted even if it was empty.
     func removeAll() async throws
 
     /// Count and total size of the blobs.
@@ -53,6 +54,8 @@ public protocol BlobStoring: Sendable {
     func list(_ query: ListQuery) async throws -> ListPage
 
     /// Changes committed from now on, in commit order, until the stream is dropped.
+    ///
+    /// The stream buffers without limit: keep consuming it, or drop it, or it holds every event since.
     func changes() -> AsyncStream<BlobChange>
 }
 

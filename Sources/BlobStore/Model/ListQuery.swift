@@ -83,11 +83,11 @@ extension ListQuery {
     /// Checks the limit and cursor; returns the parsed cursor.
     func validated(store: String) throws(BlobStoreError) -> ListCursor? {
         guard (1...ListQuery.maximumLimit).contains(limit) else {
-            throw .tooLarge(what: "list limit", limit: Int64(ListQuery.maximumLimit), actual: Int64(limit))
+            throw .invalidQuery(store: store, reason: "limit must be 1...\(ListQuery.maximumLimit) (got \(limit))")
         }
         guard let token = cursor else { return nil }
         guard let parsed = ListCursor(token: token, sort: sort) else {
-            throw .invalidMetadata(store: store, identifier: "", reason: "malformed list cursor '\(BlobStoreError.abbreviated(token))' for sort '\(sort.rawValue)'")
+            throw .invalidQuery(store: store, reason: "malformed cursor '\(BlobStoreError.abbreviated(token))' for sort '\(sort.rawValue)'")
         }
         return parsed
     }

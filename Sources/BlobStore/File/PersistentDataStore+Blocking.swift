@@ -1,0 +1,132 @@
+import BlobSystem
+import Dispatch
+import Foundation
+
+/// Blocking and callback-based access for threads that live outside Swift concurrency, such as a
+/// server's event-loop threads. They block the calling thread on disk I/O: never call them from
+/// async code (use the async API there), where they would starve the cooperative pool.
+extension PersistentDataStore {
+    /// Opens the current version of a blob for reading (blocking). The handle pins that version:
+    /// later puts do not change what it reads. Close it when done.
+    public func openForReading(_ identifier: String) throws -> BlobReadHandle {
+        try BlobIdentifier.validate(identifier)
+        let blob = try core.queue.sync { try core.openCurrent(identifier) }
+        return BlobReadHandle(blob)
+    }
+
+    /// Starts a put whose content arrives in pieces (blocking calls), committed by ``BlobUpload/commit(completion:)``.
+    public func beginUpload(identifier: String?, options: PutOptions) throws -> BlobUpload {
+        let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
+        let writer = try TempBlobWriter(
+            core: core, identifier: id, options: options, durable: configuration.durability == .durable,
+            maximumSize: configuration.maximumBlobSize)
+        return BlobUpload(writer: writer)
+    }
+
+    /// Removes a blob if `condition` holds; `completion` gets whether it existed (on a store queue).
+    public func remove(_ identifier: String, condition: WriteCondition, completion: @escaping @Sendable (Swift.Result<Bool, any Error>) -> Void) {
+        if let rule = BlobIdentifier.violation(in: identifier) {
+            completion(.failure(BlobStoreError.invalidIdentifier(identifier: identifier, rule: rule)))
+            return
+        }
+        core.submit(.remove(identifier: identifier, condition: condition, durable: configuration.durability == .durable)) { result in
+            completion(result.map { outcome in
+                if case .removed(_, let existed) = outcome { return existed }
+                return false
+            })
+        }
+    }
+
+    /// Removes every blob; `completion` runs on a store queue. (Named apart from the article's `removeAll(completionQueue:completionHandler:)`, so a trailing closure is never ambiguous.)
+    public func removeAllBlobs(completion: @escaping @Sendable (Swift.Result<Void, any Error>) -> Void) {
+        core.submit(.removeAll(durable: configuration.durability == .durable)) { result in completion(result.map { _ in () }) }
+    }
+}
+
+/// One blob version opened for reading: its metadata, its file and where the content starts in it,
+/// so a server can `pread` or `sendfile` the content directly.
+public final class BlobReadHandle: @unchecked Sendable {
+    /// The version's metadata.
+    public let metadata: BlobMetadata
+    /// The open file (owned by this handle; closed by ``close()`` or when the handle is released).
+    public let fileDescriptor: FileDescriptor
+    /// Where the content starts in the file.
+    public let contentOffset: Int64
+    /// The first content bytes, read together with the header (for a small blob, all of it).
+    public let leadingContent: Data
+    private let closed = Locked(false)
+
+    init(_ blob: OpenedBlob) {
+        metadata = blob.header.metadata
+        fileDescriptor = blob.descriptor
+        contentOffset = Int64(blob.headerLength)
+        leadingContent = blob.leadingContent
+    }
+
+    /// Reads content bytes `range` (clamped to the blob) into memory (blocking).
+    public func read(_ range: Range<Int64>) throws -> Data {
+        let upper = min(range.upperBound, metadata.size)
+        let lower = min(range.lowerBound, upper)
+        if upper <= Int64(leadingContent.count) { return leadingContent.subdata(in: Int(lower)..<Int(upper)) }
+        var data = Data(count: Int(upper - lower))
+        let count = try data.withUnsafeMutableBytes { try fileDescriptor.readFully(fromAbsoluteOffset: contentOffset + lower, into: $0) }
+        data.count = count
+        return data
+    }
+
+    /// Closes the file; later calls do nothing.
+    public func close() {
+        closed.withLock { closed in
+            if !closed { try? fileDescriptor.close() }
+            closed = true
+        }
+    }
+
+    deinit { close() }
+}
+
+/// A put fed piece by piece from a thread outside Swift concurrency. Not thread-safe: one owner
+/// calls it, in order. Content goes to a temp file as it arrives; nothing is visible until the commit.
+public final class BlobUpload: @unchecked Sendable {
+    private let writer: TempBlobWriter
+    private var finished = false
+
+    init(writer: TempBlobWriter) { self.writer = writer }
+
+    /// The identifier being written (generated if the put did not name one).
+    public var identifier: String { writer.identifier }
+
+    /// Appends content (blocking). On error the upload is cancelled.
+    public func append(_ bytes: UnsafeRawBufferPointer) throws {
+        do { try writer.append(bytes) } catch {
+            cancel()
+            throw error
+        }
+    }
+
+    /// Finishes the temp file (blocking; synced when durable) and queues the commit;
+    /// `completion` runs on a store queue once it is committed (and synced) or has failed.
+    public func commit(completion: @escaping @Sendable (Swift.Result<BlobMetadata, any Error>) -> Void) {
+        guard !finished else { return }
+        finished = true
+        let prepared: PreparedPut
+        do { prepared = try writer.finish() } catch {
+            writer.abandon()
+            completion(.failure(error))
+            return
+        }
+        writer.core.submit(.put(prepared)) { result in
+            completion(result.flatMap { outcome in
+                if case .stored(let metadata) = outcome { return .success(metadata) }
+                return .failure(BlobStoreError.corrupt(path: prepared.tempPath, reason: "a put committed as something else"))
+            })
+        }
+    }
+
+    /// Drops the upload and its temp file.
+    public func cancel() {
+        guard !finished else { return }
+        finished = true
+        writer.abandon()
+    }
+}
