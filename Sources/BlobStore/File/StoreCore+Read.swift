@@ -35,25 +35,26 @@ extension StoreCore {
         } catch {
             throw BlobStoreError.io(operation: "open", path: path, errno: error)
         }
+        // An uninitialised buffer: zero-filling 64 KiB per read would cost more than the read.
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(readLength, 4096), alignment: 16)
+        defer { buffer.deallocate() }
         do {
-            var buffer = Data(count: max(readLength, 4096))
-            var count = try io("read", path) {
-                try buffer.withUnsafeMutableBytes { raw in try fd.readFully(fromAbsoluteOffset: 0, into: raw) }
-            }
+            var count = try io("read", path) { try fd.readFully(fromAbsoluteOffset: 0, into: buffer) }
             var header: BlobHeader
             while true {
-                let decoded = buffer.withUnsafeBytes { raw in
-                    Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: raw[..<count])) }
+                let decoded = Result { () throws(BlobHeader.DecodeError) in
+                    try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 }
                 switch decoded {
                 case .success(let decodedHeader):
                     header = decodedHeader
                 case .failure(.truncated(let needed)) where needed > count && count == buffer.count:
-                    buffer.count = needed
+                    let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: needed, alignment: 16)
+                    larger.copyMemory(from: UnsafeRawBufferPointer(buffer))
+                    buffer.deallocate()
+                    buffer = larger
                     count += try io("read", path) {
-                        try buffer.withUnsafeMutableBytes { raw in
-                            try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: raw[count...]))
-                        }
+                        try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]))
                     }
                     continue
                 case .failure(.truncated):
@@ -68,8 +69,8 @@ extension StoreCore {
                 return nil
             }
             let headerLength = header.encodedLength
-            let available = min(Int64(count - headerLength), header.size)
-            let leading = buffer.subdata(in: headerLength..<(headerLength + Int(available)))
+            let available = Int(min(Int64(count - headerLength), header.size))
+            let leading = Data(bytes: buffer.baseAddress! + headerLength, count: max(0, available))
             return OpenedBlob(descriptor: fd, header: header, headerLength: headerLength, path: path, leadingContent: leading)
         } catch {
             try? fd.close()
@@ -129,6 +130,7 @@ extension StoreCore {
     /// Reads the content bytes `range` (already clamped) of an opened blob.
     func content(of blob: OpenedBlob, range: Range<Int64>) throws -> Data {
         let leading = Int64(blob.leadingContent.count)
+        if range.lowerBound == 0, range.upperBound == leading { return blob.leadingContent }
         if range.upperBound <= leading {
             return blob.leadingContent.subdata(in: Int(range.lowerBound)..<Int(range.upperBound))
         }

@@ -1,6 +1,5 @@
 import BlobSystem
 import Foundation
-import BlobSystem
 
 /// A blob store that keeps everything in memory, as Core Data's in-memory store does: for tests,
 /// previews and caches that need not outlive the process.

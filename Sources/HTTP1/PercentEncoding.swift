@@ -1,0 +1,116 @@
+/// Why percent-decoding failed.
+public enum PercentDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A `%` not followed by two hexadecimal digits.
+    case malformedEscape
+    /// The bytes decode to a NUL (`%00`), which no path or name may contain: it ends C strings.
+    case nulByte
+
+    /// Always 400: the client sent a target it cannot mean.
+    public var statusCode: Int { 400 }
+
+    /// A stable, short, machine-readable name.
+    public var code: String {
+        switch self {
+        case .malformedEscape: "bad_percent_escape"
+        case .nulByte: "encoded_nul"
+        }
+    }
+
+    /// The machine code and status.
+    public var description: String { "\(code) (400)" }
+}
+
+/// Percent-decoding of request targets and percent-encoding for building them (RFC 3986 §2.1).
+///
+/// Decoding returns bytes, not a String: a decoded path may be any bytes, and whether they must be
+/// UTF-8 is the caller's policy, not the codec's.
+public enum PercentEncoding {
+    // MARK: Decoding
+
+    /// Decodes `%XX` escapes; `+` stays `+`, as it does in paths.
+    ///
+    /// - Throws: ``PercentDecodingError/malformedEscape`` for a `%` without two hex digits,
+    ///   ``PercentDecodingError/nulByte`` if the result would contain NUL.
+    public static func decode(_ encoded: UnsafeRawBufferPointer) throws(PercentDecodingError) -> [UInt8] {
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(encoded.count)
+        try decode(encoded, plusAsSpace: false, into: &decoded)
+        return decoded
+    }
+
+    /// Decodes `%XX` escapes in `encoded`.
+    public static func decode(_ encoded: ArraySlice<UInt8>) throws(PercentDecodingError) -> [UInt8] {
+        // withUnsafeBytes rethrows untyped errors, so carry the typed result out of the closure.
+        let result = encoded.withUnsafeBytes { raw in
+            Result { () throws(PercentDecodingError) in try decode(raw) }
+        }
+        return try result.get()
+    }
+
+    /// Decodes `%XX` escapes in the UTF-8 of `encoded`.
+    public static func decode(_ encoded: String) throws(PercentDecodingError) -> [UInt8] {
+        try decode(ArraySlice(encoded.utf8))
+    }
+
+    /// Appends the decoding of `encoded` to `output`; with `plusAsSpace`, `+` becomes a space
+    /// (form encoding, used in queries).
+    static func decode(
+        _ encoded: UnsafeRawBufferPointer, plusAsSpace: Bool, into output: inout [UInt8]
+    ) throws(PercentDecodingError) {
+        let count = encoded.count
+        var index = 0
+        while index < count {
+            var byte = encoded[index]
+            if byte == ASCII.percent {
+                guard index &+ 2 < count, let high = hexValue(encoded[index &+ 1]), let low = hexValue(encoded[index &+ 2])
+                else { throw .malformedEscape }
+                byte = high &<< 4 | low
+                index &+= 3
+            } else {
+                if byte == ASCII.plus && plusAsSpace { byte = ASCII.space }
+                index &+= 1
+            }
+            if byte == 0 { throw .nulByte }
+            output.append(byte)
+        }
+    }
+
+    // MARK: Encoding
+
+    /// Appends `bytes` to `output`, escaping every byte outside RFC 3986's unreserved set
+    /// (`A–Z a–z 0–9 - . _ ~`) and, when `keepingSlash` is true, `/`.
+    ///
+    /// Escaping this much is always safe: a decoder turns any escape back into the same byte.
+    public static func append(encoding bytes: UnsafeRawBufferPointer, keepingSlash: Bool = true, into output: inout [UInt8]) {
+        for byte in bytes {
+            if isUnreserved(byte) || (keepingSlash && byte == ASCII.slash) {
+                output.append(byte)
+            } else {
+                output.append(ASCII.percent)
+                output.append(hexDigit(byte &>> 4))
+                output.append(hexDigit(byte & 0xF))
+            }
+        }
+    }
+
+    /// `bytes` percent-encoded as a String, ready to put in a target.
+    public static func encode(_ bytes: [UInt8], keepingSlash: Bool = true) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        bytes.withUnsafeBytes { append(encoding: $0, keepingSlash: keepingSlash, into: &output) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The UTF-8 of `string` percent-encoded, ready to put in a target.
+    public static func encode(_ string: String, keepingSlash: Bool = true) -> String {
+        encode(Array(string.utf8), keepingSlash: keepingSlash)
+    }
+
+    @inline(__always)
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: true
+        default: false
+        }
+    }
+}

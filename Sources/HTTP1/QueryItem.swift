@@ -1,0 +1,60 @@
+/// One `name=value` pair of a query string, decoded.
+public struct QueryItem: Sendable, Hashable, CustomStringConvertible {
+    /// The decoded name.
+    public var name: String
+    /// The decoded value; empty for `name` and `name=`.
+    public var value: String
+
+    /// Creates a pair.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// `name=value`, decoded, for debugging.
+    public var description: String { "\(name)=\(value)" }
+
+    /// Splits a query (without its `?`) into pairs, in order.
+    ///
+    /// Pairs are separated by `&`; empty pairs are skipped; a pair without `=` has an empty value.
+    /// `+` decodes to a space and `%XX` to its byte, as HTML forms encode them. Decoded bytes that are
+    /// not UTF-8 become U+FFFD.
+    ///
+    /// - Throws: ``PercentDecodingError`` for a malformed escape or an encoded NUL.
+    public static func parse(_ query: String) throws(PercentDecodingError) -> [QueryItem] {
+        try parse(ArraySlice(query.utf8))
+    }
+
+    /// Splits query bytes (without the `?`) into decoded pairs; see ``parse(_:)-(String)``.
+    public static func parse(_ query: ArraySlice<UInt8>) throws(PercentDecodingError) -> [QueryItem] {
+        var items: [QueryItem] = []
+        var scratch: [UInt8] = []
+        var start = query.startIndex
+        while start < query.endIndex {
+            let end = query[start...].firstIndex(of: ASCII.ampersand) ?? query.endIndex
+            if end > start {
+                let pair = query[start..<end]
+                let equals = pair.firstIndex(of: ASCII.equals) ?? end
+                let name = try decodeComponent(pair[start..<equals], scratch: &scratch)
+                let value = equals < end ? try decodeComponent(pair[(equals + 1)...], scratch: &scratch) : ""
+                items.append(QueryItem(name: name, value: value))
+            }
+            start = end + 1
+        }
+        return items
+    }
+
+    private static func decodeComponent(
+        _ component: ArraySlice<UInt8>, scratch: inout [UInt8]
+    ) throws(PercentDecodingError) -> String {
+        scratch.removeAll(keepingCapacity: true)
+        // withUnsafeBytes rethrows untyped errors, so carry the typed result out of the closure.
+        let result = component.withUnsafeBytes { raw in
+            Result { () throws(PercentDecodingError) in
+                try PercentEncoding.decode(raw, plusAsSpace: true, into: &scratch)
+            }
+        }
+        try result.get()
+        return String(decoding: scratch, as: UTF8.self)
+    }
+}
