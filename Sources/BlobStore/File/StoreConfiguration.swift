@@ -25,8 +25,10 @@ public enum StoreRoot {
     static let formatVersion = 1
 
     /// `$XDG_DATA_HOME/blobstore`, else `~/.local/share/blobstore`.
-    public static var defaultURL: URL {
-        let environment = ProcessInfo.processInfo.environment
+    public static var defaultURL: URL { defaultURL(environment: ProcessInfo.processInfo.environment) }
+
+    /// The default root for the given environment variables (`XDG_DATA_HOME` must be absolute to count, as the XDG spec says).
+    public static func defaultURL(environment: [String: String]) -> URL {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
             return URL(fileURLWithPath: data).appendingPathComponent("blobstore", isDirectory: true)
         }

@@ -324,3 +324,12 @@ final class Mutexed<Value>: @unchecked Sendable {
         #expect(images.count == Self.fixtures.count)
     }
 }
+
+@Suite struct StoreRootTests {
+    @Test func defaultRootFollowsXDGDataHomeElseHome() {
+        #expect(StoreRoot.defaultURL(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"]).path == "/data/blobstore")
+        #expect(StoreRoot.defaultURL(environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/blobstore")
+        // A relative XDG_DATA_HOME is invalid per the spec and ignored.
+        #expect(StoreRoot.defaultURL(environment: ["XDG_DATA_HOME": "rel", "HOME": "/home/u"]).path == "/home/u/.local/share/blobstore")
+    }
+}
