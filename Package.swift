@@ -31,6 +31,8 @@ let package = Package(
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
 
+        .executableTarget(name: "blob-bench", dependencies: ["BlobStore", "BlobSystem"]),
+
         .executableTarget(name: "article-example", dependencies: ["BlobStore"], path: "Examples/ArticleExample"),
         .executableTarget(name: "records-example", dependencies: ["BlobStore"], path: "Examples/RecordsExample"),
         .executableTarget(name: "async-example", dependencies: ["BlobStore"], path: "Examples/AsyncExample"),

@@ -91,20 +91,23 @@ struct ScenarioContext: Sendable {
     }
 
     /// Measures `variants` interleaved (A, B, C, A, B, C, …) so that machine drift hits all of them
-    /// alike, each run in a fresh folder; ratios are then taken per repetition, between runs that were
-    /// seconds apart, before taking their median.
+    /// alike, each run in a fresh folder (emptied afterwards, see ``Cleanup``). Ratios are taken per
+    /// repetition, between runs seconds apart, before taking their median.
     func measure(
         scenario: String, label: String, blobBytes: Int?, variants: [Variant], comparisons: [Comparison]
     ) async throws -> CaseResult {
         var samples = Array(repeating: [Double](), count: variants.count)
         let caseFolder = try folder(label.filter { $0.isLetter || $0.isNumber })
+        InodeSpreading.mark(caseFolder)
         for repetition in 0..<repetitions {
             var line = "[\(scenario) \(label)] \(repetition + 1)/\(repetitions):"
             for (index, variant) in variants.enumerated() {
-                let directory = caseFolder + "/r\(repetition)v\(index)"
+                // A random part in the name: ext4 picks the group of a +T folder's child from a hash of its
+                // name, so fixed names would land on the groups the previous run just emptied.
+                let directory = caseFolder + "/r\(repetition)v\(index)-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
                 try FileSystem.makeDirectories(directory)
                 let elapsed = try await variant.run(directory)
-                try FileSystem.removeTree(directory)
+                Cleanup.release(directory)
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
                 let rate = Double(variant.operations) / max(seconds, 1e-9)
                 samples[index].append(rate)
@@ -112,7 +115,6 @@ struct ScenarioContext: Sendable {
             }
             Console.progress(line)
         }
-        try FileSystem.removeTree(caseFolder)
         let results = zip(variants, samples).map { variant, rates in
             VariantResult(
                 name: variant.name, kind: variant.kind, concurrency: variant.concurrency, operations: variant.operations,

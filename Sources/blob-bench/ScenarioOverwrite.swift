@@ -39,8 +39,8 @@ struct OverwriteScenario: Scenario {
                 try await context.measure(
                     scenario: name, label: label, blobBytes: bytes, variants: variants,
                     comparisons: [Comparison(store: "store×1", raw: "raw×1", article: nil)]))
-            try FileSystem.removeTree(storeRoot)
-            try FileSystem.removeTree(plain)
+            Cleanup.release(storeRoot)
+            Cleanup.release(plain)
         }
         return results
     }

@@ -115,12 +115,7 @@ public final class BlobUpload: @unchecked Sendable {
             completion(.failure(error))
             return
         }
-        writer.core.submit(.put(prepared)) { result in
-            completion(result.flatMap { outcome in
-                if case .stored(let metadata) = outcome { return .success(metadata) }
-                return .failure(BlobStoreError.corrupt(path: prepared.tempPath, reason: "a put committed as something else"))
-            })
-        }
+        writer.core.submit(.put(prepared)) { result in completion(Swift.Result { try result.storedMetadata() }) }
     }
 
     /// Drops the upload and its temp file.

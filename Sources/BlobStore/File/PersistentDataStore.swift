@@ -102,10 +102,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     }
 
     private func commitPut(_ prepared: PreparedPut) async throws -> BlobMetadata {
-        guard case .stored(let metadata) = try await core.commit(.put(prepared)) else {
-            preconditionFailure("a put commits to .stored")
-        }
-        return metadata
+        try Swift.Result<MutationOutcome, any Error>.success(try await core.commit(.put(prepared))).storedMetadata()
     }
 
     // MARK: - Get

@@ -23,6 +23,14 @@ enum MutationOutcome: Sendable {
     case removedAll
 }
 
+extension Result where Success == MutationOutcome {
+    /// The metadata of a committed put.
+    func storedMetadata() throws -> BlobMetadata {
+        guard case .stored(let metadata) = try get() else { preconditionFailure("a put commits to .stored") }
+        return metadata
+    }
+}
+
 /// Mutations queued for the next group commit. Owned by `StoreCore.pending`'s mutex.
 struct PendingMutations {
     var items: [(Mutation, @Sendable (Result<MutationOutcome, any Error>) -> Void)] = []
@@ -39,42 +47,67 @@ extension StoreCore {
 
     /// Queues `mutation`; `completion` runs once it is committed (and synced, if durable) or has failed.
     func submit(_ mutation: Mutation, completion: @escaping @Sendable (Result<MutationOutcome, any Error>) -> Void) {
-        let startDrain = pending.withLock { state in
+        if enqueue(mutation, completion) { commitQueue.async { self.drain() } }
+    }
+
+    /// Adds a mutation to the queue; returns whether the caller must start draining.
+    private func enqueue(_ mutation: Mutation, _ completion: @escaping @Sendable (Result<MutationOutcome, any Error>) -> Void) -> Bool {
+        pending.withLock { state in
             state.items.append((mutation, completion))
             defer { state.draining = true }
             return !state.draining
         }
-        if startDrain { commitQueue.async { self.drain() } }
     }
 
     /// Group commit: take everything queued, commit it in one barrier, sync each touched folder once,
     /// then acknowledge. Mutations queued meanwhile form the next batch. Runs on `commitQueue`.
     private func drain() {
-        while true {
+        while drainBatch() {}
+    }
+
+    /// Commits one batch; returns whether more mutations are waiting (the caller keeps draining).
+    private func drainBatch() -> Bool {
+        do {  // one batch
             let batch = pending.withLock { state in
                 let items = state.items
                 state.items = []
                 if items.isEmpty { state.draining = false }
                 return items
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty { return false }
             commitBatches.withLock { $0 += 1 }
+            // Durable content reaches the disk before any rename makes it visible: one fdatasync for a
+            // lone put, one syncfs for a batch (group commit of the data, not only of the folders).
+            let durableTemps = batch.compactMap { item -> String? in
+                if case .put(let put) = item.0, put.durable { return put.tempPath }
+                return nil
+            }
+            let dataSyncFailure = syncData(of: durableTemps)
             let (results, touched, reclaim) = queue.sync(flags: .barrier) {
                 var touched = Set<String>()
                 var reclaim: [String] = []
                 let results = batch.map { item in
-                    Result { try apply(item.0, touched: &touched, reclaim: &reclaim) }
+                    if let dataSyncFailure, case .put(let put) = item.0, put.durable {
+                        reclaim.append(put.tempPath)
+                        return Result<MutationOutcome, any Error>.failure(dataSyncFailure)
+                    }
+                    return Result { try apply(item.0, touched: &touched, reclaim: &reclaim) }
                 }
                 return (results, touched, reclaim)
             }
             var syncFailure: (any Error)?
             if batch.contains(where: { $0.0.durable }) {
-                for folder in touched.sorted() {
-                    do {
-                        try io("sync folder", folder) { try FileSystem.syncDirectory(folder) }
-                    } catch {
-                        syncFailure = error
+                do {
+                    if touched.count > 1 || durableTemps.count > 1 {
+                        try io("sync file system", storePath) {
+                            let fd = try FileDescriptor.open(storePath, [.readOnly, .directory])
+                            try fd.closeAfter { try fd.syncFileSystem() }
+                        }
+                    } else {
+                        for folder in touched { try io("sync folder", folder) { try FileSystem.syncDirectory(folder) } }
                     }
+                } catch {
+                    syncFailure = error
                 }
             }
             if !reclaim.isEmpty {
@@ -99,6 +132,34 @@ extension StoreCore {
                     item.1(result)
                 }
             }
+        }
+        // Release the committer role only when nothing is waiting; otherwise the caller continues.
+        return pending.withLock { state in
+            if state.items.isEmpty {
+                state.draining = false
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Makes the content of `temps` durable: `fdatasync` for one file, `syncfs` for several.
+    private func syncData(of temps: [String]) -> (any Error)? {
+        do {
+            if temps.count == 1 {
+                try io("sync", temps[0]) {
+                    let fd = try FileDescriptor.open(temps[0], [.readOnly])
+                    try fd.closeAfter { try fd.dataSync() }
+                }
+            } else if temps.count > 1 {
+                try io("sync file system", tempPath) {
+                    let fd = try FileDescriptor.open(tempPath, [.readOnly, .directory])
+                    try fd.closeAfter { try fd.syncFileSystem() }
+                }
+            }
+            return nil
+        } catch {
+            return error
         }
     }
 

@@ -47,7 +47,7 @@ final class TempBlobWriter: @unchecked Sendable {
         hasher.update(bytes)
         if header == nil {
             pendingBytes.append(contentsOf: bytes)
-            if pendingBytes.count >= ImageHeaderParser.recommendedPrefixLength {
+            if pendingBytes.count > ImageHeaderParser.recommendedPrefixLength {
                 try startFile()
             }
         } else {
@@ -55,7 +55,7 @@ final class TempBlobWriter: @unchecked Sendable {
         }
     }
 
-    /// Finishes the temp file (synced when durable) and returns what the commit needs. Blocking.
+    /// Finishes the temp file and returns what the commit needs (the committer syncs durable ones, batched). Blocking.
     func finish() throws -> PreparedPut {
         let created: Int64
         if case .present(let old) = existingAtStart { created = old.createdNanoseconds } else { created = modified }
@@ -84,9 +84,6 @@ final class TempBlobWriter: @unchecked Sendable {
             try openFile()
             try bytes.withUnsafeBytes { try write($0) }
             self.header = header
-        }
-        if durable {
-            try io("sync", tempPath) { try descriptor!.dataSync() }
         }
         try io("close", tempPath) { try descriptor!.close() }
         descriptor = nil

@@ -1,0 +1,45 @@
+import BlobStore
+import Foundation
+
+/// `get`: whole-blob reads of existing blobs (warm page cache), store against raw open/read/close
+/// and the article's `loadData`, with 1 and 2 concurrent readers each.
+struct GetScenario: Scenario {
+    var name: String { "get" }
+    var summary: String { "get existing blobs (warm cache): store ×1/×2 readers vs raw open/read/close and the article's loadData" }
+
+    func run(_ context: ScenarioContext) async throws -> [CaseResult] {
+        let cases = [
+            (bytes: BlobSize.small, blobs: context.count(2000, quick: 500), gets: context.count(40_000, quick: 6000)),
+            (bytes: BlobSize.medium, blobs: context.count(400, quick: 100), gets: context.count(4000, quick: 600)),
+        ]
+        var results: [CaseResult] = []
+        for (bytes, blobs, gets) in cases {
+            let workload = Workload(blobBytes: bytes, count: blobs)
+            // Populated once and only read afterwards, so every repetition reads the same files.
+            let storeRoot = try context.folder("get-store-\(bytes)")
+            let store = try Drivers.openStore(storeRoot, durability: .relaxed)
+            try await Drivers.putAll(store, workload, writers: 2)
+            // The raw loop and the article read the same plain files: the article stores content as is.
+            let articleRoot = try context.folder("get-article-\(bytes)")
+            let article = try ArticleDataStore(name: "article", root: URL(fileURLWithPath: articleRoot))
+            let plain = articleRoot + "/article"
+            _ = try await Drivers.rawPut(workload, durable: false, writers: 1, folder: plain).run(plain)
+            var variants: [Variant] = []
+            var comparisons: [Comparison] = []
+            for readers in [1, 2] {
+                variants += [
+                    Drivers.storeGet(workload, store: store, readers: readers, operations: gets),
+                    Drivers.rawGet(workload, folder: plain, readers: readers, operations: gets),
+                    Drivers.articleGet(workload, store: article, readers: readers, operations: gets),
+                ]
+                comparisons.append(Comparison(store: "store×\(readers)", raw: "raw×\(readers)", article: "article×\(readers)"))
+            }
+            results.append(
+                try await context.measure(
+                    scenario: name, label: BlobSize.label(bytes), blobBytes: bytes, variants: variants, comparisons: comparisons))
+            Cleanup.release(storeRoot)
+            Cleanup.release(articleRoot)
+        }
+        return results
+    }
+}
