@@ -11,17 +11,27 @@ import PackageDescription
 //
 //   HTTP1 (HTTP/1.1 codec: bytes in, messages out; no I/O, no dependencies)
 //
-// Later: BlobServer (BlobStore + HTTP1) → blobd, BlobClient (BlobStore + HTTP1) → blob.
+//   BlobServer (BlobStore + BlobSystem + HTTP1: the daemon's event loops, routing, protocol) → blobd
+//
+//   BlobCLI (BlobStore; commands, help, output, backends) → blob
+//
+// Later: BlobClient (BlobStore + HTTP1), used by BlobCLI's daemon backend.
 let package = Package(
     name: "BlobStore",
     products: [
         .library(name: "BlobStore", targets: ["BlobStore"]),
+        .executable(name: "blobd", targets: ["blobd"]),
+        .executable(name: "blob", targets: ["blob"]),
     ],
     targets: [
         .target(name: "CBlobShim"),
         .target(name: "BlobSystem", dependencies: ["CBlobShim"]),
         .target(name: "BlobStore", dependencies: ["BlobSystem"]),
         .target(name: "HTTP1"),
+        .target(name: "BlobServer", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
+        .executableTarget(name: "blobd", dependencies: ["BlobServer"]),
+        .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem"]),
+        .executableTarget(name: "blob", dependencies: ["BlobCLI"]),
 
         .testTarget(name: "BlobSystemTests", dependencies: ["BlobSystem"]),
         .testTarget(
@@ -30,6 +40,8 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore"]),
+        .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1"]),
 
         .executableTarget(name: "blob-bench", dependencies: ["BlobStore", "BlobSystem"]),
 

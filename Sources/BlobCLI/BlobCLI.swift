@@ -1,0 +1,117 @@
+import BlobStore
+import BlobSystem
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `blob` command line: `exit(await BlobCLI.run(CommandLine.arguments))`.
+public enum BlobCLI {
+    /// Runs one command line (`arguments[0]` is the program name) and returns the exit status.
+    ///
+    /// - Parameters:
+    ///   - environment: read for `BLOB_SOCKET` and `XDG_RUNTIME_DIR`.
+    ///   - console: standard input, output and error (tests pass buffers).
+    ///   - daemon: makes the daemon backend for a socket path. Without one, every command that would need
+    ///     the daemon (no `--root`) fails with exit status 69, naming the socket path it would have used.
+    public static func run(
+        _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        console: Console = .standard(), daemon: DaemonConnector? = nil
+    ) async -> Int32 {
+        // A reader of standard output that goes away (`blob get … | head`) must end the write with EPIPE,
+        // not kill the process before it can clean up.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            try await dispatch(Array(arguments.dropFirst()), environment: environment, console: console, daemon: daemon)
+            return ExitCode.success.rawValue
+        } catch {
+            await report(error, console: console)
+            return ExitCode.for(error).rawValue
+        }
+    }
+
+    private static func dispatch(
+        _ arguments: [String], environment: [String: String], console: Console, daemon: DaemonConnector?
+    ) async throws {
+        let invocation = try ArgumentParser.split(arguments)
+        if invocation.globals.version && invocation.command == nil {
+            try await console.print(HelpText.version)
+            return
+        }
+        guard let name = invocation.command else {
+            try await console.print(HelpText.root())
+            return
+        }
+        if name == "help" {
+            let topics = invocation.rest.filter { $0 != "--" }
+            if topics.count > 1 { throw UsageError("'help' takes one command name (got \(topics.count))", command: nil) }
+            guard let topic = topics.first else {
+                try await console.print(HelpText.root())
+                return
+            }
+            guard let command = Commands.named(topic) else {
+                if topic == "help" {
+                    try await console.print(HelpText.root())
+                    return
+                }
+                throw UsageError("unknown command '\(topic)'", command: nil)
+            }
+            try await console.print(HelpText.command(command.spec))
+            return
+        }
+        guard let command = Commands.named(name) else {
+            throw UsageError("unknown command '\(name)'", command: nil)
+        }
+        if invocation.globals.help {
+            try await console.print(HelpText.command(command.spec))
+            return
+        }
+        let parsed = try ArgumentParser.parse(invocation.rest, spec: command.spec)
+        let instance = try command.init(parsed)
+        let backend = try await makeBackend(invocation.globals, environment: environment, daemon: daemon)
+        try await instance.run(CommandContext(backend: backend, console: console, json: invocation.globals.json))
+    }
+
+    /// The embedded store for `--root`, else the daemon's client (or exit 69 when there is none).
+    static func makeBackend(_ globals: GlobalOptions, environment: [String: String], daemon: DaemonConnector?) async throws -> any BlobBackend {
+        switch BackendChoice.resolve(globals, environment: environment) {
+        case .embedded(let root):
+            return EmbeddedBackend(root: URL(fileURLWithPath: root))
+        case .daemon(let socket):
+            if let daemon { return try await daemon(socket) }
+            let reason: String
+            if let status = try? FileSystem.statusIfExists(socket) {
+                reason = status.kind == .socket
+                    ? "this build of blob has no daemon client yet"
+                    : "\(socket) is not a socket"
+            } else {
+                reason = "no socket there"
+            }
+            throw CLIError.daemonUnreachable(socket: socket, reason: reason)
+        }
+    }
+
+    /// The text after `blob: ` for an error.
+    static func message(for error: any Error) -> String {
+        switch error {
+        case let error as BlobStoreError: return error.description
+        case let error as CLIError: return error.description
+        case let error as Errno: return error.description
+        default: return String(describing: error)
+        }
+    }
+
+    private static func report(_ error: any Error, console: Console) async {
+        switch error {
+        case let usage as UsageError:
+            await console.printError(usage.description)
+        case is ReportedError:
+            break
+        case let error as CLIError where error.isBrokenPipe:
+            break
+        default:
+            await console.printError("blob: " + message(for: error))
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import BlobSystem
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Somewhere output goes: standard output or error, or a buffer in tests.
+public protocol OutputSink: Sendable {
+    /// Writes all of `data`; throws ``CLIError/localIO(operation:path:errno:)`` if it cannot.
+    func write(_ data: Data) async throws
+}
+
+/// Writes to a file descriptor from a serial queue of its own, so a blocking `write(2)` (a full pipe,
+/// a slow terminal) never occupies a thread of the Swift concurrency pool.
+public final class FileDescriptorSink: OutputSink {
+    private let descriptor: FileDescriptor
+    private let name: String
+    private let queue: DispatchQueue
+
+    public init(fd: Int32, name: String) {
+        descriptor = FileDescriptor(rawValue: fd)
+        self.name = name
+        queue = DispatchQueue(label: "blob.output.\(fd)")
+    }
+
+    public func write(_ data: Data) async throws {
+        guard !data.isEmpty else { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async { [descriptor, name] in
+                do {
+                    try data.withUnsafeBytes { try descriptor.writeAll($0) }
+                    continuation.resume()
+                } catch let error as Errno {
+                    continuation.resume(throwing: CLIError.localIO(operation: "write", path: name, errno: error))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}
+
+/// Collects output in memory (tests).
+public final class CapturingSink: OutputSink {
+    private let buffer = Locked(Data())
+    public init() {}
+    public func write(_ data: Data) async throws { buffer.withLock { $0.append(data) } }
+    /// Everything written so far.
+    public var data: Data { buffer.withLock { $0 } }
+    /// Everything written so far, as UTF-8 text.
+    public var text: String { String(decoding: data, as: UTF8.self) }
+}
+
+/// Where a command reads and writes: standard input, output and error, and what they are connected to.
+public struct Console: Sendable {
+    public var output: any OutputSink
+    public var error: any OutputSink
+    /// Standard input's descriptor (read for `put` without a file).
+    public var input: Int32
+    /// Whether standard error is a terminal: the progress bar is shown only then.
+    public var errorIsTerminal: Bool
+    /// Whether standard output is a terminal.
+    public var outputIsTerminal: Bool
+
+    public init(output: any OutputSink, error: any OutputSink, input: Int32 = 0, errorIsTerminal: Bool = false, outputIsTerminal: Bool = false) {
+        self.output = output
+        self.error = error
+        self.input = input
+        self.errorIsTerminal = errorIsTerminal
+        self.outputIsTerminal = outputIsTerminal
+    }
+
+    /// The process's own standard streams.
+    public static func standard() -> Console {
+        Console(
+            output: FileDescriptorSink(fd: 1, name: "standard output"),
+            error: FileDescriptorSink(fd: 2, name: "standard error"),
+            input: 0, errorIsTerminal: isatty(2) == 1, outputIsTerminal: isatty(1) == 1)
+    }
+
+    /// Writes `text` to standard output, adding a newline unless it ends with one.
+    public func print(_ text: String) async throws {
+        try await output.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    /// Writes `text` to standard error, adding a newline unless it ends with one; never fails.
+    public func printError(_ text: String) async {
+        try? await error.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+}
+
+/// Reads a file descriptor in chunks as an `AsyncSequence`, each `read(2)` on a queue of its own.
+///
+/// Memory use is one chunk at a time, so `put` from standard input streams content of any size.
+struct DescriptorChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+
+    let descriptor: FileDescriptor
+    /// Names the source in errors (`standard input`, a path).
+    let name: String
+    let chunkSize: Int
+    /// Called with the size of each read as it completes (progress), on the reading queue.
+    let onChunk: @Sendable (Int) -> Void
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let source: DescriptorChunks
+        let queue: DispatchQueue
+        var finished = false
+
+        mutating func next() async throws -> Data? {
+            if finished { return nil }
+            let source = self.source
+            let chunk: Data = try await withCheckedThrowingContinuation { continuation in
+                queue.async {
+                    var data = Data(count: source.chunkSize)
+                    do {
+                        // Fill the chunk (a pipe returns what is there); stop early only at end of input.
+                        var filled = 0
+                        while filled < data.count {
+                            let count = try data.withUnsafeMutableBytes { buffer in
+                                try source.descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                            }
+                            if count == 0 { break }
+                            filled += count
+                            source.onChunk(count)
+                        }
+                        data.count = filled
+                        continuation.resume(returning: data)
+                    } catch let error as Errno {
+                        continuation.resume(throwing: CLIError.localIO(operation: "read", path: source.name, errno: error))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+            if chunk.count < source.chunkSize { finished = true }
+            if chunk.isEmpty { return nil }
+            return chunk
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(source: self, queue: DispatchQueue(label: "blob.input"))
+    }
+}

@@ -1,0 +1,101 @@
+import BlobStore
+import BlobSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The exit statuses of `blob`, as documented in `blob help`.
+public enum ExitCode: Int32, Sendable, CaseIterable {
+    /// Success.
+    case success = 0
+    /// Anything not covered below (e.g. `verify` found problems, a store in use by another process).
+    case failure = 1
+    /// The blob or store does not exist.
+    case notFound = 2
+    /// A precondition failed: `--if-match` saw another ETag, or `--if-none-match` found the blob.
+    case preconditionFailed = 3
+    /// The content was refused: not an image, not a valid record, invalid metadata, too large.
+    case invalidContent = 4
+    /// The command line is wrong.
+    case usage = 64
+    /// The daemon cannot be reached.
+    case unavailable = 69
+    /// Reading or writing a file, standard input/output, or the store's files failed.
+    case ioError = 74
+
+    /// One line for the EXIT CODES section of `blob help`.
+    var summary: String {
+        switch self {
+        case .success: return "success"
+        case .failure: return "any other failure (including 'verify' finding problems)"
+        case .notFound: return "blob or store not found"
+        case .preconditionFailed: return "precondition failed (--if-match ETag differs, --if-none-match blob exists)"
+        case .invalidContent: return "invalid content (not an image, invalid record, invalid metadata, too large)"
+        case .usage: return "usage error (the command line is wrong)"
+        case .unavailable: return "daemon unreachable (no blobd at the socket; use --root DIR for the embedded store)"
+        case .ioError: return "I/O error (a file, standard input/output, or the store's files)"
+        }
+    }
+
+    /// The status for an error thrown by a command.
+    public static func `for`(_ error: any Error) -> ExitCode {
+        switch error {
+        case is UsageError:
+            return .usage
+        case let reported as ReportedError:
+            return .for(reported.underlying)
+        case let error as CLIError:
+            switch error {
+            case .storeNotFound: return .notFound
+            case .daemonUnreachable: return .unavailable
+            case .localIO: return .ioError
+            case .problemsFound: return .failure
+            }
+        case let error as BlobStoreError:
+            switch error {
+            case .notFound: return .notFound
+            case .preconditionFailed: return .preconditionFailed
+            case .notAnImage, .invalidRecord, .invalidMetadata, .tooLarge: return .invalidContent
+            case .invalidIdentifier, .invalidStoreName, .invalidQuery: return .usage
+            case .io, .corrupt: return .ioError
+            case .rangeNotSatisfiable, .storeLocked, .unsupportedFormat: return .failure
+            }
+        case is Errno:
+            return .ioError
+        default:
+            return .failure
+        }
+    }
+}
+
+/// Failures of the command line tool itself (the store's own failures are ``BlobStoreError``s).
+public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A command that reads found no such store.
+    case storeNotFound(store: String, location: String)
+    /// Nothing answers at the daemon's socket (or no daemon client is built in).
+    case daemonUnreachable(socket: String, reason: String)
+    /// A local file, standard input or standard output failed.
+    case localIO(operation: String, path: String, errno: Errno)
+    /// `verify` found corrupt or orphaned files (the report has been printed).
+    case problemsFound(count: Int)
+
+    public var description: String {
+        switch self {
+        case .storeNotFound(let store, let location):
+            return "store '\(store)' not found (\(location))"
+        case .daemonUnreachable(let socket, let reason):
+            return "cannot reach the daemon at \(socket): \(reason); start it with 'blobd', or use '--root DIR' for the embedded store"
+        case .localIO(let operation, let path, let errno):
+            return "\(operation) failed for \(path): \(errno)"
+        case .problemsFound(let count):
+            return "verification found \(count) problem\(count == 1 ? "" : "s")"
+        }
+    }
+
+    /// Whether writing failed because the reader of standard output went away (`blob get … | head`).
+    var isBrokenPipe: Bool {
+        if case .localIO(_, _, let errno) = self { return errno.rawValue == EPIPE }
+        return false
+    }
+}

@@ -1,0 +1,143 @@
+import BlobStore
+import Foundation
+
+/// A JSON value whose objects keep their keys in the order written, so `--json` output is stable
+/// and reads the same every time.
+public indirect enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized() == rhs.serialized() }
+    public func hash(into hasher: inout Hasher) { hasher.combine(serialized()) }
+
+    /// The JSON text: compact on one line, or indented by two spaces when `pretty`.
+    public func serialized(pretty: Bool = false) -> String {
+        var out = ""
+        write(to: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private func write(to out: inout String, pretty: Bool, indent: Int) {
+        let newline = pretty ? "\n" : ""
+        let pad = pretty ? String(repeating: "  ", count: indent + 1) : ""
+        let closePad = pretty ? String(repeating: "  ", count: indent) : ""
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .int(let value): out += String(value)
+        case .string(let value): JSONValue.quote(value, into: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "[" + newline
+            for (index, item) in items.enumerated() {
+                out += pad
+                item.write(to: &out, pretty: pretty, indent: indent + 1)
+                out += (index < items.count - 1 ? "," : "") + newline
+            }
+            out += closePad + "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{" + newline
+            for (index, (key, value)) in members.enumerated() {
+                out += pad
+                JSONValue.quote(key, into: &out)
+                out += pretty ? ": " : ":"
+                value.write(to: &out, pretty: pretty, indent: indent + 1)
+                out += (index < members.count - 1 ? "," : "") + newline
+            }
+            out += closePad + "}"
+        }
+    }
+
+    private static func quote(_ text: String, into out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F || (0x2028...0x2029).contains(scalar.value) {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+/// The JSON shapes of `blob --json`. Keys are stable; new keys may be added, none removed or renamed.
+public enum JSONOutput {
+    /// A blob's metadata:
+    /// `{"store","identifier","size","contentType","etag","created","modified","userMetadata":{…},"image":{"format","width","height"}|null}`.
+    public static func metadata(_ metadata: BlobMetadata, store: String) -> JSONValue {
+        let user = metadata.userMetadata.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }
+        return .object([
+            ("store", .string(store)),
+            ("identifier", .string(metadata.identifier)),
+            ("size", .int(metadata.size)),
+            ("contentType", .string(metadata.contentType)),
+            ("etag", .string(metadata.etag.rawValue)),
+            ("created", .string(Formatting.isoDate(metadata.created))),
+            ("modified", .string(Formatting.isoDate(metadata.modified))),
+            ("userMetadata", .object(user)),
+            ("image", image(metadata.image)),
+        ])
+    }
+
+    static func image(_ image: ImageInfo?) -> JSONValue {
+        guard let image else { return .null }
+        return .object([("format", .string(image.format.rawValue)), ("width", .int(Int64(image.width))), ("height", .int(Int64(image.height)))])
+    }
+
+    /// `{"name","count","bytes"}`.
+    public static func store(_ summary: StoreSummary) -> JSONValue {
+        .object([
+            ("name", .string(summary.name)), ("count", .int(Int64(summary.statistics.count))),
+            ("bytes", .int(summary.statistics.bytes)),
+        ])
+    }
+
+    /// `{"store","healthy","corrupt":[{"path","identifier","reason"}],"orphaned":[…],"clean"}`.
+    public static func verification(_ result: StoreVerification) -> JSONValue {
+        func findings(_ list: [VerificationReport.Finding]) -> JSONValue {
+            .array(list.map { finding in
+                .object([
+                    ("path", .string(finding.path)), ("identifier", finding.identifier.map(JSONValue.string) ?? .null),
+                    ("reason", .string(finding.reason)),
+                ])
+            })
+        }
+        return .object([
+            ("store", .string(result.name)), ("healthy", .int(Int64(result.report.healthy))),
+            ("corrupt", findings(result.report.corrupt)), ("orphaned", findings(result.report.orphaned)),
+            ("clean", .bool(result.report.isClean)),
+        ])
+    }
+
+    /// One change event: `{"sequence","store","date","kind":"put"|"removed"|"removedAll","identifier"?,"metadata"?}`.
+    public static func change(_ change: BlobChange) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("sequence", .int(Int64(clamping: change.sequence))), ("store", .string(change.store)),
+            ("date", .string(Formatting.isoDate(change.date))),
+        ]
+        switch change.kind {
+        case .put(let metadata):
+            members += [("kind", .string("put")), ("identifier", .string(metadata.identifier)), ("metadata", JSONOutput.metadata(metadata, store: change.store))]
+        case .removed(let identifier):
+            members += [("kind", .string("removed")), ("identifier", .string(identifier))]
+        case .removedAll:
+            members += [("kind", .string("removedAll"))]
+        }
+        return .object(members)
+    }
+}

@@ -1,0 +1,101 @@
+import BlobStore
+import BlobSystem
+import HTTP1
+
+/// One client connection's state. Owned by exactly one event loop and touched only on its thread.
+final class Connection {
+    /// Where the connection is in its current request.
+    enum State {
+        /// Waiting for (more of) a request head.
+        case head
+        /// Reading a request body.
+        case body
+        /// A response is being produced elsewhere (store queue, task) or being written.
+        case waiting
+        /// Sending change events (`/v1/events`) until the client or the daemon closes.
+        case streaming
+    }
+
+    /// A request body being read: streamed into an upload, or discarded before an error response.
+    struct BodyReader {
+        var upload: BlobUpload?
+        var finish: (@Sendable (Result<BlobMetadata, any Error>) -> Response)?
+        /// The answer to send once a discarded body has been read.
+        var discardResponse: Response?
+        /// Bytes left when framed by `Content-Length`.
+        var remaining: Int64
+        /// The decoder when chunked.
+        var chunked: ChunkedDecoder?
+    }
+
+    /// Bytes the read buffer holds: a whole request head must fit (see `EventLoop.headLimits`).
+    static let bufferCapacity = 64 * 1024
+
+    let socket: FileDescriptor
+    /// Distinguishes this connection from a later one that reuses the same descriptor number.
+    let serial: UInt64
+    /// The read buffer, allocated once for the connection's life.
+    let buffer: UnsafeMutableRawBufferPointer
+    /// Unconsumed bytes are `buffer[start..<end]`.
+    var start = 0
+    var end = 0
+    var parser: HTTPRequestParser
+    var state = State.head
+    var body: BodyReader?
+    /// Response bytes being written, from `outOffset`.
+    var out: [UInt8] = []
+    var outOffset = 0
+    /// A file body to `sendfile` after `out`.
+    var file: Response.FileBody?
+    /// Whether finishing the write ends the current request (false for `100 Continue`).
+    var responseQueued = false
+    var closeAfterResponse = false
+    var version = HTTPVersion.http1_1
+    var keepAlive = true
+    /// The current request is HEAD: whatever the response, its body is left out.
+    var requestIsHead = false
+    /// The peer has shut down its side; answer what is buffered, then close.
+    var inputClosed = false
+    /// The change events this connection streams, in state `streaming`.
+    var subscription: EventSubscription?
+    /// For metrics: when the current request's head was parsed (monotonic ns), what it does, and its body bytes.
+    var requestStarted: UInt64 = 0
+    var operation = MetricOperation.other
+    var bodyBytes: Int64 = 0
+    /// The peer failed the credentials check: its first request gets 403 and the connection closes.
+    var refused = false
+    var closed = false
+
+    init(socket: FileDescriptor, serial: UInt64, limits: HTTPHeadLimits) {
+        self.socket = socket
+        self.serial = serial
+        buffer = .allocate(byteCount: Connection.bufferCapacity, alignment: 16)
+        parser = HTTPRequestParser(limits: limits, requiresHost: false)
+        out.reserveCapacity(4096)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Whether bytes (or a file) are waiting to be written.
+    var hasPendingOutput: Bool { outOffset < out.count || file != nil }
+
+    /// Whether the connection sits between requests with nothing buffered or owed: safe to close on shutdown.
+    var isIdle: Bool { state == .head && start == end && !hasPendingOutput }
+
+    /// Moves unconsumed bytes to the front so the buffer has room to read into.
+    func compact() {
+        guard start > 0 else { return }
+        let count = end - start
+        if count > 0 { buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: count) }
+        start = 0
+        end = count
+    }
+
+    /// Drops everything owned for the current request (a half-written upload, an open blob).
+    func releaseRequestResources() {
+        body?.upload?.cancel()
+        body = nil
+        file?.handle.close()
+        file = nil
+    }
+}

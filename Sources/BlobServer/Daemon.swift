@@ -1,0 +1,93 @@
+import BlobStore
+import BlobSystem
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's lifecycle: claim the root, place the socket, serve, and shut down cleanly on SIGTERM/SIGINT.
+public enum Daemon {
+    /// Runs the daemon until a signal stops it; returns the process exit status
+    /// (0 after a clean shutdown, 1 when it cannot start). Blocks the calling thread.
+    public static func run(_ configuration: ServerConfiguration) -> Int32 {
+        let log = Log(level: configuration.logLevel)
+        do {
+            try serve(configuration, log: log)
+            return 0
+        } catch {
+            Log.write("blobd: \(error)")
+            return 1
+        }
+    }
+
+    private static func serve(_ configuration: ServerConfiguration, log: Log) throws {
+        let root = configuration.root.standardizedFileURL.path
+        let socketPath = configuration.socketPath
+        log(.info, "root \(root)")
+        log(.info, "socket \(socketPath)")
+        log(.info, "durability \(configuration.durability.rawValue), event loops \(configuration.eventLoopCount), "
+            + "allowed group \(configuration.allowedGroup.map(String.init) ?? "none"), log level \(configuration.logLevel), "
+            + "event heartbeat \(configuration.heartbeatSeconds) s")
+
+        do { try FileSystem.makeDirectories(root, permissions: 0o700) } catch {
+            throw StartupError("cannot create root \(root): \(error)")
+        }
+        let lock = try RootLock.acquire(root: root)
+        defer { try? lock.descriptor.close() }
+        try SocketPlacement.prepareDirectory(for: socketPath)
+        try SocketPlacement.clearStale(socketPath)
+
+        let shutdown = DispatchSemaphore(value: 0)
+        try SignalWatcher.start { number in
+            log(.info, "signal \(number): shutting down")
+            shutdown.signal()
+        }
+
+        let listener: FileDescriptor
+        do {
+            listener = try UnixSocket.listen(path: socketPath, permissions: configuration.allowedGroup == nil ? 0o600 : 0o660)
+        } catch {
+            throw StartupError("cannot listen on \(socketPath): \(error)")
+        }
+        defer { try? listener.close() }
+        if let group = configuration.allowedGroup, chown(socketPath, uid_t.max, group) != 0 {
+            log(.error, "cannot give socket to group \(group): \(String(cString: strerror(errno)))")
+        }
+        let socketInode = try? FileSystem.linkStatus(socketPath).inode
+
+        let events = EventLog()
+        let metrics = Metrics(shards: max(1, configuration.eventLoopCount))
+        let stores = StoreDirectory(
+            root: configuration.root, configuration: StoreConfiguration(durability: configuration.durability)
+        ) { store in
+            // Subscribe before the store is handed out, so no change of it is missed.
+            let changes = store.changes()
+            Task { for await change in changes { events.append(change) } }
+        }
+        let router = Router(stores: stores, events: events, metrics: metrics)
+        var loops: [EventLoop] = []
+        for index in 0..<max(1, configuration.eventLoopCount) {
+            loops.append(try EventLoop(index: index, router: router, log: log, heartbeatInterval: configuration.heartbeatSeconds))
+        }
+        loops.forEach { $0.start() }
+        let acceptor = Acceptor(
+            listener: listener, loops: loops, policy: PeerPolicy(ownUserID: getuid(), allowedGroup: configuration.allowedGroup), log: log)
+        acceptor.start()
+        Log.write("blobd: listening on \(socketPath)")
+
+        shutdown.wait()
+        acceptor.stop()
+        let deadline = Date().addingTimeInterval(configuration.shutdownGraceSeconds)
+        loops.forEach { $0.drain(until: deadline) }
+        // The loops close what is left at the deadline; allow a little longer for them to notice.
+        let hardDeadline = deadline.addingTimeInterval(1)
+        while Date() < hardDeadline && !(loops.allSatisfy(\.hasFinished) && acceptor.hasFinished) { usleep(10_000) }
+        // Unlink only our own socket: a newer daemon may have replaced the file.
+        if let inode = socketInode, let now = try? FileSystem.linkStatus(socketPath), now.inode == inode {
+            _ = try? FileSystem.unlinkIfExists(socketPath)
+        }
+        log(.info, "stopped")
+    }
+}

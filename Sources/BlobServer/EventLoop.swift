@@ -1,0 +1,489 @@
+import BlobStore
+import BlobSystem
+import CBlobShim
+import Foundation
+import HTTP1
+
+/// One event-loop thread: an edge-triggered epoll over its connections, a table of connection
+/// state indexed by descriptor, and an inbox (woken by an eventfd) through which other threads
+/// hand it new connections and finished store work.
+///
+/// Everything except ``post(_:)`` runs on the loop's own thread, which is why the class is
+/// `@unchecked Sendable`: the inbox is the only state shared between threads and it is `Locked`.
+final class EventLoop: @unchecked Sendable {
+    typealias Work = @Sendable (EventLoop) -> Void
+
+    let index: Int
+    private let epoll: Epoll
+    private let wakeup: EventSignal
+    private let router: Router
+    private let log: Log
+    private let inbox = Locked<[Work]>([])
+    private var connections: [Connection?] = []
+    private var liveCount = 0
+    private var nextSerial: UInt64 = 0
+    private var draining = false
+    private var drainDeadline = Date.distantFuture
+    private var running = true
+    /// Payload ranges reported by the chunked decoder; reused.
+    private var payloadRanges: [Range<Int>] = []
+    private let limits = HTTPHeadLimits(maxStartLineLength: 8 * 1024, maxHeadSize: 32 * 1024, maxHeaderCount: 100)
+    private let finished = Locked(false)
+    private static let wakeToken = UInt64.max
+    private static let interest: Epoll.Events = [.readable, .writable, .peerClosed, .edgeTriggered]
+    private static let sendFileChunk = 1 << 20
+    /// A streaming client that lets this much output pile up is too slow and is dropped.
+    private static let streamBacklogLimit = 4 << 20
+    /// Connections in state `streaming` (they get heartbeats).
+    private var streamingCount = 0
+    private var nextHeartbeat = DispatchTime.now()
+    private let heartbeatInterval: Double
+
+    init(index: Int, router: Router, log: Log, heartbeatInterval: Double = 15) throws {
+        self.index = index
+        self.heartbeatInterval = max(0.01, heartbeatInterval)
+        self.router = router
+        self.log = log
+        epoll = try Epoll()
+        wakeup = try EventSignal()
+        try epoll.add(wakeup.descriptor, events: [.readable, .edgeTriggered], token: EventLoop.wakeToken)
+    }
+
+    // MARK: Cross-thread entry points
+
+    /// Runs `work` on the loop thread soon. Safe from any thread.
+    func post(_ work: @escaping Work) {
+        inbox.withLock { $0.append(work) }
+        wakeup.signal()
+    }
+
+    /// Hands a freshly accepted (non-blocking) socket to this loop; a `refused` peer's first
+    /// request is answered with 403 and the connection closed.
+    func adopt(_ socket: FileDescriptor, refused: Bool = false) {
+        post { loop in loop.register(socket, refused: refused) }
+    }
+
+    /// Asks the loop to stop: idle connections close now, busy ones after their current response,
+    /// and whatever remains at `deadline` is closed.
+    func drain(until deadline: Date) {
+        post { loop in
+            loop.draining = true
+            loop.drainDeadline = deadline
+            for case let connection? in loop.connections {
+                connection.keepAlive = false
+                // An event stream never finishes by itself: end it now.
+                if connection.isIdle || connection.state == .streaming { loop.close(connection) }
+            }
+        }
+    }
+
+    /// Whether the loop thread has returned.
+    var hasFinished: Bool { finished.withLock { $0 } }
+
+    // MARK: The loop
+
+    /// Starts the loop's thread.
+    func start() {
+        let thread = Thread { [self] in self.run() }
+        thread.name = "blobd-loop-\(index)"
+        thread.start()
+    }
+
+    private func run() {
+        var events = [Epoll.Event](repeating: Epoll.Event(), count: 256)
+        while running {
+            let timeout: Int32 = draining ? 50 : streamingCount > 0 ? Int32(heartbeatInterval * 1000) : -1
+            let count: Int
+            do { count = try epoll.wait(into: &events, timeoutMilliseconds: timeout) } catch {
+                log(.error, "loop \(index): epoll_wait failed: \(error)")
+                break
+            }
+            for i in 0..<count {
+                let token = events[i].data
+                if token == EventLoop.wakeToken {
+                    wakeup.drain()
+                    runInbox()
+                } else if Int(token) < connections.count, let connection = connections[Int(token)] {
+                    drive(connection)
+                }
+            }
+            if streamingCount > 0, DispatchTime.now() >= nextHeartbeat { sendHeartbeats() }
+            if draining && (liveCount == 0 || Date() >= drainDeadline) { running = false }
+        }
+        runInbox()
+        for case let connection? in connections { close(connection) }
+        try? wakeup.descriptor.close()
+        try? epoll.descriptor.close()
+        finished.withLock { $0 = true }
+    }
+
+    private func runInbox() {
+        let work = inbox.withLock { inbox -> [Work] in
+            let taken = inbox
+            inbox.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for item in work { item(self) }
+    }
+
+    private func register(_ socket: FileDescriptor, refused: Bool) {
+        let slot = Int(socket.rawValue)
+        if draining {
+            try? socket.close()
+            return
+        }
+        nextSerial &+= 1
+        let connection = Connection(socket: socket, serial: nextSerial, limits: limits)
+        connection.refused = refused
+        router.metrics.connectionOpened()
+        if refused { router.metrics.connectionRefused() }
+        if slot >= connections.count { connections.append(contentsOf: repeatElement(nil, count: slot + 1 - connections.count)) }
+        connections[slot] = connection
+        liveCount += 1
+        do { try epoll.add(socket, events: EventLoop.interest, token: UInt64(slot)) } catch {
+            log(.error, "loop \(index): cannot watch a connection: \(error)")
+            close(connection)
+            return
+        }
+        // Registration reports readiness that already exists, but driving now saves a wake-up.
+        drive(connection)
+    }
+
+    private func close(_ connection: Connection) {
+        guard !connection.closed else { return }
+        connection.closed = true
+        connection.releaseRequestResources()
+        router.metrics.connectionClosed()
+        if let subscription = connection.subscription {
+            router.events.unsubscribe(subscription)
+            connection.subscription = nil
+            streamingCount -= 1
+        }
+        try? epoll.remove(connection.socket)
+        try? connection.socket.close()
+        connections[Int(connection.socket.rawValue)] = nil
+        liveCount -= 1
+    }
+
+    // MARK: Driving a connection
+
+    /// Makes all the progress possible without blocking on the network. Edge-triggered epoll
+    /// only reports changes, so this returns only when the connection waits on `EAGAIN` (read or
+    /// write), on store work, or is closed.
+    private func drive(_ c: Connection) {
+        while !c.closed {
+            if c.hasPendingOutput {
+                guard flush(c) else { return }
+            }
+            if c.responseQueued {
+                finishResponse(c)
+                continue
+            }
+            if c.state == .waiting { return }
+            if c.state == .streaming {
+                // Nothing more is expected from an event-stream client; reading notices when it leaves.
+                do {
+                    guard let n = try c.socket.receive(into: c.buffer) else { return }
+                    if n == 0 { close(c) }
+                } catch {
+                    close(c)
+                }
+                continue
+            }
+            if process(c) { continue }
+            if c.inputClosed {
+                // Nothing more will come: a half-read request can never complete.
+                close(c)
+                return
+            }
+            if c.end == Connection.bufferCapacity { c.compact() }
+            if c.end == Connection.bufferCapacity {
+                // Only a head can fill the buffer without being consumed, and the parser's limit is below it.
+                queue(APIError(.requestHeaderFieldsTooLarge, "bad_request", "the request head is too large").response(close: true), to: c)
+                continue
+            }
+            let space = UnsafeMutableRawBufferPointer(rebasing: c.buffer[c.end...])
+            do {
+                guard let n = try c.socket.receive(into: space) else { return }
+                if n == 0 { c.inputClosed = true } else { c.end += n }
+            } catch {
+                close(c)
+                return
+            }
+        }
+    }
+
+    /// Writes pending output; `true` when all of it is out, `false` when the socket would block or failed.
+    private func flush(_ c: Connection) -> Bool {
+        while c.outOffset < c.out.count {
+            let result = c.out.withUnsafeBytes { raw in
+                Result { () throws(Errno) in try c.socket.send(UnsafeRawBufferPointer(rebasing: raw[c.outOffset...])) }
+            }
+            switch result {
+            case .success(let sent?): c.outOffset += sent
+            case .success(nil): return false
+            case .failure:
+                close(c)
+                return false
+            }
+        }
+        c.out.removeAll(keepingCapacity: true)
+        c.outOffset = 0
+        while var file = c.file {
+            if file.count == 0 {
+                file.handle.close()
+                c.file = nil
+                break
+            }
+            do {
+                let chunk = Int(min(file.count, Int64(EventLoop.sendFileChunk)))
+                guard let sent = try c.socket.sendFile(from: file.handle.fileDescriptor, offset: &file.offset, count: chunk) else {
+                    c.file = file
+                    return false
+                }
+                if sent == 0 { throw Errno(rawValue: EIO) }  // the file is shorter than its header says
+                file.count -= Int64(sent)
+                c.file = file
+            } catch {
+                log(.error, "sendfile failed: \(error)")
+                close(c)
+                return false
+            }
+        }
+        return true
+    }
+
+    /// The current response is fully written: close or get ready for the next request.
+    private func finishResponse(_ c: Connection) {
+        c.responseQueued = false
+        if c.closeAfterResponse || draining {
+            close(c)
+        } else {
+            c.state = .head
+        }
+    }
+
+    /// Serializes `response` for writing; the request ends when it is written.
+    private func queue(_ response: Response, to c: Connection) {
+        var response = response
+        if c.requestIsHead { response.omitBody = true }
+        recordMetrics(c, status: Int(response.status.code), bytesOut: response.omitBody ? 0 : (response.file?.count ?? Int64(response.body.count)))
+        let closing = response.closeConnection || !c.keepAlive || draining
+        c.releaseRequestResources()
+        response.serialize(version: c.version, close: closing, into: &c.out)
+        c.file = response.omitBody ? nil : response.file
+        if response.omitBody { response.file?.handle.close() }
+        c.closeAfterResponse = closing
+        c.responseQueued = true
+        c.state = .waiting
+    }
+
+    /// Consumes buffered input; `true` if anything changed.
+    private func process(_ c: Connection) -> Bool {
+        switch c.state {
+        case .waiting, .streaming:
+            return false
+        case .head:
+            guard c.start < c.end else { return false }
+            let result = c.parser.parse(UnsafeRawBufferPointer(rebasing: c.buffer[c.start..<c.end]))
+            switch result {
+            case .needMore:
+                return false
+            case .failed(let error):
+                c.requestIsHead = false
+                c.requestStarted = DispatchTime.now().uptimeNanoseconds
+                c.operation = .other
+                c.bodyBytes = 0
+                log(.info, "malformed request: \(error)")
+                queue(APIError(error.status, "bad_request", "malformed request: \(error.code)").response(close: true), to: c)
+                return true
+            case .complete(let head, let consumed):
+                c.start += consumed
+                if c.start == c.end { c.start = 0; c.end = 0 }
+                handle(head, on: c)
+                return true
+            }
+        case .body:
+            return readBody(c)
+        }
+    }
+
+    private func handle(_ head: HTTPRequestHead, on c: Connection) {
+        c.version = head.version
+        c.keepAlive = head.keepAlive && !draining
+        c.requestIsHead = head.method == .head
+        if log.enabled(.debug) { log(.debug, "fd \(c.socket.rawValue): \(head.method.token) \(head.target)") }
+        if c.refused {
+            queue(APIError(.forbidden, "forbidden", "this daemon does not serve your user or group").response(close: true), to: c)
+            return
+        }
+        c.requestStarted = DispatchTime.now().uptimeNanoseconds
+        c.bodyBytes = 0
+        let (action, operation) = router.action(for: head)
+        c.operation = operation
+        let hasBody = head.framing != .none && head.framing != .contentLength(0)
+        switch action {
+        case .respond(let response):
+            if !hasBody {
+                queue(response, to: c)
+            } else if head.expectsContinue {
+                // The client waits for our word before sending the body; the answer is no, so close.
+                var closing = response
+                closing.closeConnection = true
+                queue(closing, to: c)
+            } else {
+                startBody(head, on: c, reader: Connection.BodyReader(discardResponse: response, remaining: 0))
+            }
+        case .upload(let upload, let finish):
+            let reader = Connection.BodyReader(upload: upload, finish: finish, remaining: 0)
+            if hasBody && head.expectsContinue {
+                HTTPSerializer.appendStatusLine(.continue, version: c.version, into: &c.out)
+                HTTPSerializer.appendEndOfHead(into: &c.out)
+            }
+            startBody(head, on: c, reader: reader)
+        case .events(let store, let lastEventID):
+            startEventStream(c, store: store, after: lastEventID, discardBody: hasBody)
+        case .deferred(let start):
+            // No route that answers later takes a body; one that arrives anyway ends the connection.
+            if hasBody { c.keepAlive = false }
+            c.state = .waiting
+            let fd = c.socket.rawValue, serial = c.serial
+            start { response in
+                self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
+            }
+        }
+    }
+
+    private func startBody(_ head: HTTPRequestHead, on c: Connection, reader: Connection.BodyReader) {
+        var reader = reader
+        switch head.framing {
+        case .chunked: reader.chunked = ChunkedDecoder()
+        case .contentLength(let length): reader.remaining = length
+        case .none, .untilClose: reader.remaining = 0
+        }
+        c.body = reader
+        c.state = .body
+        if reader.chunked == nil && reader.remaining == 0 { bodyFinished(c) }
+    }
+
+    /// Feeds buffered body bytes to the upload (blocking disk writes, by design).
+    private func readBody(_ c: Connection) -> Bool {
+        guard var reader = c.body, c.start < c.end else { return false }
+        let available = UnsafeRawBufferPointer(rebasing: c.buffer[c.start..<c.end])
+        do {
+            if var decoder = reader.chunked {
+                payloadRanges.removeAll(keepingCapacity: true)
+                let consumed: Int
+                do { consumed = try decoder.decode(available, payload: &payloadRanges) } catch {
+                    queue(APIError(HTTPStatus(code: error.statusCode), "bad_request", "malformed chunked body: \(error.code)").response(close: true), to: c)
+                    return true
+                }
+                for range in payloadRanges {
+                    try reader.upload?.append(UnsafeRawBufferPointer(rebasing: available[range]))
+                    c.bodyBytes += Int64(range.count)
+                }
+                c.start += consumed
+                reader.chunked = decoder
+                c.body = reader
+                if decoder.isComplete { bodyFinished(c) }
+            } else {
+                let take = Int(min(Int64(available.count), reader.remaining))
+                try reader.upload?.append(UnsafeRawBufferPointer(rebasing: available[..<take]))
+                c.bodyBytes += Int64(take)
+                c.start += take
+                reader.remaining -= Int64(take)
+                c.body = reader
+                if reader.remaining == 0 { bodyFinished(c) }
+            }
+        } catch {
+            // The upload cancelled itself; the rest of the body is not read, so the connection closes.
+            c.body?.upload = nil
+            queue(APIError(error).response(close: true), to: c)
+            return true
+        }
+        if c.start == c.end { c.start = 0; c.end = 0 }
+        return true
+    }
+
+    private func bodyFinished(_ c: Connection) {
+        guard let reader = c.body else { return }
+        c.body = nil
+        if let upload = reader.upload, let finish = reader.finish {
+            c.state = .waiting
+            let fd = c.socket.rawValue, serial = c.serial
+            // `commit` syncs the temp file on this thread (disk I/O), then completes on a store queue.
+            upload.commit { result in
+                let response = finish(result)
+                self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
+            }
+        } else {
+            queue(reader.discardResponse ?? Response(status: .noContent), to: c)
+        }
+    }
+
+    // MARK: Event streams
+
+    /// Answers `/v1/events` with a Server-Sent Events head and keeps the connection for event frames.
+    /// The body is close-delimited: the stream ends when either side closes.
+    private func startEventStream(_ c: Connection, store: String?, after lastEventID: UInt64?, discardBody: Bool) {
+        if discardBody {
+            queue(APIError(.badRequest, "bad_request", "GET /v1/events takes no body").response(close: true), to: c)
+            return
+        }
+        recordMetrics(c, status: 200, bytesOut: 0)
+        HTTPSerializer.appendStatusLine(.ok, version: c.version, into: &c.out)
+        HTTPSerializer.appendHeader(.contentType, "text/event-stream", into: &c.out)
+        HTTPSerializer.appendHeader(name: "Cache-Control", value: "no-cache", into: &c.out)
+        HTTPSerializer.appendHeader(.connection, "close", into: &c.out)
+        HTTPSerializer.appendEndOfHead(into: &c.out)
+        c.state = .streaming
+        c.keepAlive = false
+        streamingCount += 1
+        if streamingCount == 1 { nextHeartbeat = DispatchTime.now() + heartbeatInterval }
+        let fd = c.socket.rawValue, serial = c.serial
+        c.subscription = router.events.subscribe(store: store, after: lastEventID) { [weak self] in
+            self?.post { loop in loop.pumpEvents(fd: fd, serial: serial) }
+        }
+        pumpEvents(fd: fd, serial: serial)
+    }
+
+    /// Moves waiting event frames of one streaming connection into its output and writes them.
+    private func pumpEvents(fd: Int32, serial: UInt64) {
+        guard Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, c.state == .streaming,
+            let subscription = c.subscription
+        else { return }
+        let (frames, dropped) = subscription.take()
+        for frame in frames { c.out += frame }
+        if dropped || c.out.count - c.outOffset > EventLoop.streamBacklogLimit {
+            log(.info, "fd \(fd): event subscriber too slow, dropped")
+            close(c)
+            return
+        }
+        drive(c)
+    }
+
+    private func sendHeartbeats() {
+        nextHeartbeat = DispatchTime.now() + heartbeatInterval
+        for case let c? in connections where c.state == .streaming {
+            c.out += SSEFrame.heartbeat
+            drive(c)
+        }
+    }
+
+    private func recordMetrics(_ c: Connection, status: Int, bytesOut: Int64) {
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- c.requestStarted) / 1e9
+        router.metrics.record(shard: index, operation: c.operation, status: status, seconds: seconds, bytesIn: c.bodyBytes, bytesOut: bytesOut)
+    }
+
+    /// Store work finished: send its response if the connection is still the one that asked.
+    private func complete(fd: Int32, serial: UInt64, response: Response) {
+        guard Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, c.state == .waiting,
+            !c.responseQueued
+        else {
+            response.file?.handle.close()
+            return
+        }
+        queue(response, to: c)
+        drive(c)
+    }
+}

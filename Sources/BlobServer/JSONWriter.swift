@@ -1,0 +1,115 @@
+import BlobStore
+import Foundation
+
+/// Builds the daemon's small JSON documents by hand, so their field names and order are exactly
+/// what docs/PROTOCOL.md says (and no encoder configuration can change them).
+enum JSONWriter {
+    /// Appends `text` as a JSON string literal.
+    static func appendString(_ text: String, into out: inout [UInt8]) {
+        out.append(0x22)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x22: out.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
+            case 0x0D: out.append(contentsOf: [0x5C, 0x72])
+            case 0x09: out.append(contentsOf: [0x5C, 0x74])
+            case 0..<0x20, 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                out.append(contentsOf: Array("\\u".utf8) + Array(repeating: 0x30, count: 4 - hex.count) + Array(hex.utf8))
+            default:
+                out.append(contentsOf: String(scalar).utf8)
+            }
+        }
+        out.append(0x22)
+    }
+
+    /// Appends a `"key":` prefix.
+    static func appendKey(_ key: String, into out: inout [UInt8]) {
+        appendString(key, into: &out)
+        out.append(0x3A)
+    }
+
+    /// `{"error":{"code":…,"message":…}}`.
+    static func error(code: String, message: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.append(contentsOf: #"{"error":{"code":"#.utf8)
+        appendString(code, into: &out)
+        out.append(contentsOf: #","message":"#.utf8)
+        appendString(message, into: &out)
+        out.append(contentsOf: "}}".utf8)
+        return out
+    }
+
+    /// One blob's metadata object (see PROTOCOL.md, "Metadata object").
+    static func appendMetadata(_ metadata: BlobMetadata, into out: inout [UInt8]) {
+        out.append(0x7B)
+        appendKey("identifier", into: &out)
+        appendString(metadata.identifier, into: &out)
+        out.append(0x2C)
+        appendKey("size", into: &out)
+        out.append(contentsOf: String(metadata.size).utf8)
+        out.append(0x2C)
+        appendKey("contentType", into: &out)
+        appendString(metadata.contentType, into: &out)
+        out.append(0x2C)
+        appendKey("etag", into: &out)
+        appendString(metadata.etag.rawValue, into: &out)
+        out.append(0x2C)
+        appendKey("created", into: &out)
+        appendString(HTTPDates.rfc3339(metadata.created), into: &out)
+        out.append(0x2C)
+        appendKey("modified", into: &out)
+        appendString(HTTPDates.rfc3339(metadata.modified), into: &out)
+        out.append(0x2C)
+        appendKey("metadata", into: &out)
+        out.append(0x7B)
+        for (index, (key, value)) in metadata.userMetadata.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { out.append(0x2C) }
+            appendKey(key, into: &out)
+            appendString(value, into: &out)
+        }
+        out.append(0x7D)
+        if let image = metadata.image {
+            out.append(0x2C)
+            appendKey("image", into: &out)
+            out.append(contentsOf: #"{"format":"#.utf8)
+            appendString(image.format.rawValue, into: &out)
+            out.append(contentsOf: #","width":\#(image.width),"height":\#(image.height)}"#.utf8)
+        }
+        out.append(0x7D)
+    }
+
+    /// A metadata object on its own.
+    static func metadata(_ metadata: BlobMetadata) -> [UInt8] {
+        var out: [UInt8] = []
+        appendMetadata(metadata, into: &out)
+        return out
+    }
+
+    /// `{"items":[…],"nextCursor":…}`.
+    static func page(_ page: ListPage) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"items":["#.utf8)
+        for (index, item) in page.items.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            appendMetadata(item, into: &out)
+        }
+        out.append(contentsOf: #"],"nextCursor":"#.utf8)
+        if let cursor = page.nextCursor { appendString(cursor, into: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(0x7D)
+        return out
+    }
+
+    /// `{"stores":[{"name":…,"count":…,"bytes":…}]}`.
+    static func stores(_ stores: [(name: String, statistics: StoreStatistics)]) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"stores":["#.utf8)
+        for (index, store) in stores.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            out.append(contentsOf: #"{"name":"#.utf8)
+            appendString(store.name, into: &out)
+            out.append(contentsOf: #","count":\#(store.statistics.count),"bytes":\#(store.statistics.bytes)}"#.utf8)
+        }
+        out.append(contentsOf: "]}".utf8)
+        return out
+    }
+}

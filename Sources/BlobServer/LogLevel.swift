@@ -1,0 +1,22 @@
+/// How much the daemon writes to stderr.
+public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
+    /// Only failures.
+    case error
+    /// Start-up, shutdown and refused peers (the default).
+    case info
+    /// Also one line per request.
+    case debug
+
+    /// Parses `error`, `info` or `debug`.
+    public init?(name: String) {
+        switch name {
+        case "error": self = .error
+        case "info": self = .info
+        case "debug": self = .debug
+        default: return nil
+        }
+    }
+
+    /// Orders by verbosity.
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,118 @@
+import BlobStore
+import Foundation
+import HTTP1
+
+extension Router {
+    // MARK: GET / HEAD
+
+    /// Answers GET or HEAD for one blob (blocking disk I/O on the loop thread, by design: page-cache reads are short).
+    func get(store name: String, identifier: String, head: HTTPRequestHead) throws -> Response {
+        let store = try existingStore(name)
+        let handle = try store.openForReading(identifier)
+        let metadata = handle.metadata
+        var response = Response(status: .ok)
+        Router.appendMetadataHeaders(metadata, into: &response)
+        response.header(.acceptRanges, "bytes")
+        response.omitBody = head.method == .head
+
+        if let condition = head.ifNoneMatch, Router.etagList(condition, matches: metadata.etag) {
+            handle.close()
+            response.status = .notModified
+            return response
+        }
+
+        var range: Range<Int64> = 0..<metadata.size
+        if let header = head.range {
+            switch ByteRange.parse(header, size: metadata.size) {
+            case .ignore: break
+            case .unsatisfiable:
+                handle.close()
+                var error = APIError(BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: metadata.size)).response()
+                error.header(.contentRange, "bytes */\(metadata.size)")
+                error.omitBody = head.method == .head
+                return error
+            case .satisfiable(let r):
+                range = r
+                response.status = .partialContent
+                response.header(.contentRange, "bytes \(r.lowerBound)-\(r.upperBound - 1)/\(metadata.size)")
+            }
+        }
+        response.header(.contentType, metadata.contentType)
+        let count = range.upperBound - range.lowerBound
+        if head.method == .head {
+            handle.close()
+            response.announcedLength = count
+        } else if count <= Router.inlineBodyLimit {
+            defer { handle.close() }
+            response.body = [UInt8](try handle.read(range))
+        } else {
+            response.file = .init(handle: handle, offset: handle.contentOffset + range.lowerBound, count: count)
+        }
+        return response
+    }
+
+    /// ETag, Last-Modified, Blob-* headers.
+    static func appendMetadataHeaders(_ metadata: BlobMetadata, into response: inout Response) {
+        response.header(.etag, "\"\(metadata.etag.rawValue)\"")
+        response.header(.lastModified, HTTPDates.imfFixdate(metadata.modified))
+        response.header("Blob-Created", HTTPDates.rfc3339(metadata.created))
+        for (key, value) in metadata.userMetadata.sorted(by: { $0.key < $1.key }) {
+            response.header("Blob-Meta-" + key, value)
+        }
+        if let image = metadata.image {
+            response.header("Blob-Image-Format", image.format.rawValue)
+            response.header("Blob-Image-Width", String(image.width))
+            response.header("Blob-Image-Height", String(image.height))
+        }
+    }
+
+    /// Whether an `If-None-Match` list (`*` or comma-separated, possibly weak, tags) names `etag`.
+    static func etagList(_ list: String, matches etag: ETag) -> Bool {
+        for item in list.split(separator: ",") {
+            var tag = item.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            if ETag(tag) == etag { return true }
+        }
+        return false
+    }
+
+    // MARK: PUT
+
+    /// Starts a put: validates the headers, opens (creating) the store and the upload.
+    func put(store name: String, identifier: String, head: HTTPRequestHead) throws -> RequestAction {
+        var options = PutOptions()
+        options.contentType = head.contentType
+        options.condition = try Router.writeCondition(head, allowNoneMatch: true)
+        for index in head.headers.indices {
+            let field = head.headers[index]
+            let lower = field.name.lowercased()
+            if lower.hasPrefix("blob-meta-") {
+                options.userMetadata[String(lower.dropFirst("blob-meta-".count))] = field.value
+            } else if lower == "blob-validate" {
+                switch field.value.lowercased() {
+                case "image": options.validation = .image
+                case "record": options.validation = .record
+                case "none": options.validation = .none
+                default: throw APIError(.badRequest, "bad_request", "Blob-Validate must be 'image', 'record' or 'none' (got '\(field.value)')")
+                }
+            }
+        }
+        guard let store = try stores.store(name, create: true) else {
+            throw APIError(.internalServerError, "internal_error", "store '\(name)' could not be opened")
+        }
+        let upload = try store.beginUpload(identifier: identifier, options: options)
+        return .upload(upload) { result in
+            switch result {
+            case .success(let metadata):
+                // `created` is kept across overwrites, so it equals `modified` only for a new blob.
+                let created = metadata.created == metadata.modified
+                var response = Response(status: created ? .created : .ok, json: JSONWriter.metadata(metadata))
+                Router.appendMetadataHeaders(metadata, into: &response)
+                return response
+            case .failure(let error):
+                return APIError(error).response()
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import BlobStore
+import Foundation
+import HTTP1
+
+/// Turns request heads into actions on the stores. Shared by all loops; holds no per-request state.
+final class Router: Sendable {
+    let stores: StoreDirectory
+    /// Change events for `/v1/events`.
+    let events: EventLog
+    /// Counters for `/metrics`.
+    let metrics: Metrics
+    /// Bodies up to this size are copied into the response buffer (one `send` with the head);
+    /// larger ones go out with `sendfile`.
+    static let inlineBodyLimit: Int64 = 64 * 1024
+
+    init(stores: StoreDirectory, events: EventLog, metrics: Metrics) {
+        self.stores = stores
+        self.events = events
+        self.metrics = metrics
+    }
+
+    /// Decides what to do with `head`, and which operation it counts as in the metrics.
+    func action(for head: HTTPRequestHead) -> (RequestAction, MetricOperation) {
+        let path: [UInt8]
+        do { path = try head.decodedPath() } catch {
+            return (.respond(APIError(.badRequest, "bad_request", "the request path is not valid percent-encoding: \(error)").response()), .other)
+        }
+        guard let route = Route(decodedPath: path) else {
+            return (.respond(APIError(.notFound, "not_found", "no such resource: \(head.path)").response()), .other)
+        }
+        return (action(route: route, head: head), Router.operation(route: route, method: head.method))
+    }
+
+    /// The metrics label of a request.
+    static func operation(route: Route, method: HTTPMethod) -> MetricOperation {
+        switch (route, method) {
+        case (.blob, .get): return .get
+        case (.blob, .head): return .head
+        case (.blob, .put): return .put
+        case (.blob, .delete): return .delete
+        case (.blobs, .get): return .list
+        case (.blobs, .delete): return .deleteAll
+        case (.stores, .get): return .stores
+        case (.events, .get): return .events
+        case (.health, _): return .health
+        case (.metrics, .get): return .metrics
+        default: return .other
+        }
+    }
+
+    private func action(route: Route, head: HTTPRequestHead) -> RequestAction {
+        do {
+            switch (route, head.method) {
+            case (.health, .get), (.health, .head):
+                var response = Response(status: .ok, json: Array(#"{"status":"ok"}"#.utf8))
+                response.omitBody = head.method == .head
+                return .respond(response)
+            case (.stores, .get):
+                return listStores()
+            case (.events, .get):
+                return try eventStream(head)
+            case (.metrics, .get):
+                return metricsPage()
+            case (.blobs(let store), .get):
+                return try list(store: store, head: head)
+            case (.blobs(let store), .delete):
+                return try removeAll(store: store)
+            case (.blob(let store, let id), .get), (.blob(let store, let id), .head):
+                return .respond(try get(store: store, identifier: id, head: head))
+            case (.blob(let store, let id), .put):
+                return try put(store: store, identifier: id, head: head)
+            case (.blob(let store, let id), .delete):
+                return try remove(store: store, identifier: id, head: head)
+            case (.health, _), (.stores, _), (.events, _), (.metrics, _):
+                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
+            case (.blobs, _):
+                return .respond(Router.methodNotAllowed(head.method, allow: "GET, DELETE"))
+            case (.blob, _):
+                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, PUT, DELETE"))
+            }
+        } catch let error as APIError {
+            return .respond(error.response())
+        } catch {
+            return .respond(APIError(error).response())
+        }
+    }
+
+    static func methodNotAllowed(_ method: HTTPMethod, allow: String) -> Response {
+        var response = APIError(.methodNotAllowed, "method_not_allowed", "method \(method.token) is not allowed here; allowed: \(allow)").response()
+        response.header(.allow, allow)
+        return response
+    }
+
+    /// The store, or a 404 when it has never been written.
+    func existingStore(_ name: String) throws -> PersistentDataStore {
+        guard let store = try stores.store(name, create: false) else {
+            throw APIError(.notFound, "not_found", "store '\(name)' not found")
+        }
+        return store
+    }
+
+    // MARK: Lists
+
+    private func list(store name: String, head: HTTPRequestHead) throws -> RequestAction {
+        var query = ListQuery()
+        let items: [QueryItem]
+        do { items = try head.queryItems() } catch {
+            throw APIError(.badRequest, "invalid_query", "the query string is not valid percent-encoding: \(error)")
+        }
+        for item in items {
+            switch item.name {
+            case "prefix": query.prefix = item.value
+            case "type": query.contentTypePrefix = item.value.isEmpty ? nil : item.value
+            case "sort":
+                guard let sort = ListQuery.Sort(rawValue: item.value) else {
+                    throw APIError(.badRequest, "invalid_query", "sort must be 'identifier' or 'modified' (got '\(item.value)')")
+                }
+                query.sort = sort
+            case "limit":
+                guard let limit = Int(item.value) else {
+                    throw APIError(.badRequest, "invalid_query", "limit must be an integer 1...\(ListQuery.maximumLimit) (got '\(item.value)')")
+                }
+                query.limit = limit
+            case "cursor": query.cursor = item.value.isEmpty ? nil : item.value
+            default: break
+            }
+        }
+        let store = try existingStore(name)
+        let finalQuery = query
+        return .deferred { reply in
+            // The async API runs on the cooperative pool, never on this loop thread.
+            Task {
+                do { reply(Response(status: .ok, json: JSONWriter.page(try await store.list(finalQuery)))) } catch {
+                    reply(APIError(error).response())
+                }
+            }
+        }
+    }
+
+    private func eventStream(_ head: HTTPRequestHead) throws -> RequestAction {
+        var store: String?
+        let items: [QueryItem]
+        do { items = try head.queryItems() } catch {
+            throw APIError(.badRequest, "invalid_query", "the query string is not valid percent-encoding: \(error)")
+        }
+        for item in items where item.name == "store" && !item.value.isEmpty {
+            try StoreName.validate(item.value)
+            store = item.value
+        }
+        var lastEventID: UInt64?
+        if let text = head.lastEventID?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
+            guard let id = UInt64(text) else {
+                throw APIError(.badRequest, "bad_request", "Last-Event-ID must be an event id (digits), got '\(text)'")
+            }
+            lastEventID = id
+        }
+        return .events(store: store, lastEventID: lastEventID)
+    }
+
+    private func metricsPage() -> RequestAction {
+        let directory = stores, metrics = metrics, events = events
+        return .deferred { reply in
+            Task {
+                var totals: [(name: String, statistics: StoreStatistics)] = []
+                for name in (try? directory.storeNames()) ?? [] {
+                    guard let store = try? directory.store(name, create: false), let statistics = try? await store.statistics() else { continue }
+                    totals.append((name, statistics))
+                }
+                var response = Response(status: .ok)
+                response.header(.contentType, "text/plain; version=0.0.4; charset=utf-8")
+                response.body = metrics.render(stores: totals, eventSubscribers: events.subscriberCount)
+                reply(response)
+            }
+        }
+    }
+
+    private func listStores() -> RequestAction {
+        let directory = stores
+        return .deferred { reply in
+            Task {
+                do {
+                    var result: [(name: String, statistics: StoreStatistics)] = []
+                    for name in try directory.storeNames() {
+                        guard let store = try directory.store(name, create: false) else { continue }
+                        result.append((name, try await store.statistics()))
+                    }
+                    reply(Response(status: .ok, json: JSONWriter.stores(result)))
+                } catch {
+                    reply(APIError(error).response())
+                }
+            }
+        }
+    }
+
+    // MARK: Removes
+
+    private func removeAll(store name: String) throws -> RequestAction {
+        guard let store = try stores.store(name, create: false) else { return .respond(Response(status: .noContent)) }
+        return .deferred { reply in
+            store.removeAllBlobs { result in
+                switch result {
+                case .success: reply(Response(status: .noContent))
+                case .failure(let error): reply(APIError(error).response())
+                }
+            }
+        }
+    }
+
+    private func remove(store name: String, identifier: String, head: HTTPRequestHead) throws -> RequestAction {
+        let condition = try Router.writeCondition(head, allowNoneMatch: false)
+        let store = try existingStore(name)
+        return .deferred { reply in
+            store.remove(identifier, condition: condition) { result in
+                switch result {
+                case .success(true): reply(Response(status: .noContent))
+                case .success(false):
+                    reply(APIError(BlobStoreError.notFound(store: name, identifier: identifier)).response())
+                case .failure(let error): reply(APIError(error).response())
+                }
+            }
+        }
+    }
+
+    /// `If-Match: "etag"` / `If-None-Match: *` as a store write condition.
+    static func writeCondition(_ head: HTTPRequestHead, allowNoneMatch: Bool) throws -> WriteCondition {
+        if let value = head.ifMatch?.trimmingCharacters(in: .whitespaces) {
+            guard let tag = ETag(value) else {
+                if value == "*" {
+                    throw APIError(.badRequest, "bad_request", "If-Match: * is not supported; send the current ETag")
+                }
+                // A tag this store could never have issued cannot match.
+                throw APIError(.preconditionFailed, "precondition_failed", "If-Match \(value) does not match the current version")
+            }
+            return .ifMatch(tag)
+        }
+        if allowNoneMatch, let value = head.ifNoneMatch?.trimmingCharacters(in: .whitespaces) {
+            guard value == "*" else {
+                throw APIError(.badRequest, "bad_request", "on PUT, If-None-Match must be '*' (create only)")
+            }
+            return .ifNoneMatch
+        }
+        return .none
+    }
+}

@@ -1,0 +1,7 @@
+import BlobCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(await BlobCLI.run(CommandLine.arguments))

@@ -1,0 +1,18 @@
+import BlobServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Thin on purpose: top-level code is @MainActor-isolated, so the threads, signal handling and
+// callbacks all live in BlobServer, and this file only parses arguments and blocks in Daemon.run.
+switch Arguments.parse(Array(CommandLine.arguments.dropFirst())) {
+case .help:
+    print(Arguments.usage)
+    exit(0)
+case .usageError(let message):
+    Log.write("blobd: \(message) (try blobd --help)")
+    exit(64)
+case .run(let configuration):
+    exit(Daemon.run(configuration))
+}

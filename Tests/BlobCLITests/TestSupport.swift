@@ -1,0 +1,198 @@
+import BlobCLI
+import BlobStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value shared between threads under a lock (test helper).
+final class Box<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func with<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+    var current: Value { with { $0 } }
+}
+
+/// A fresh temporary folder, removed by `cleanUp()`.
+struct TempFolder {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("blobcli-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    var path: String { url.path }
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+    func cleanUp() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// What one in-process `BlobCLI.run` printed.
+struct CapturedRun {
+    var status: Int32
+    var output: Data
+    var error: String
+    var outputText: String { String(decoding: output, as: UTF8.self) }
+}
+
+/// Runs the command line in this process with buffers for standard output and error.
+func runInProcess(
+    _ arguments: [String], environment: [String: String] = ["XDG_RUNTIME_DIR": "/nonexistent-runtime"],
+    input: Int32 = 0, daemon: DaemonConnector? = nil
+) async -> CapturedRun {
+    let output = CapturingSink(), error = CapturingSink()
+    let console = Console(output: output, error: error, input: input)
+    let status = await BlobCLI.run(["blob"] + arguments, environment: environment, console: console, daemon: daemon)
+    return CapturedRun(status: status, output: output.data, error: error.text)
+}
+
+/// The built `blob` executable: beside the running test bundle, else `.build/debug/blob` of this package.
+enum BlobBinary {
+    static let url: URL? = {
+        var candidates: [URL] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("blob"))
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/blob"))
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    static var missingReason: Comment {
+        "the built blob binary was not found beside the test bundle or at .build/debug/blob; run 'swift build' first"
+    }
+}
+
+/// What one run of the `blob` binary printed.
+struct ProcessRun {
+    var status: Int32
+    var output: Data
+    var error: Data
+    var outputText: String { String(decoding: output, as: UTF8.self) }
+    var errorText: String { String(decoding: error, as: UTF8.self) }
+
+    /// Standard output parsed as one JSON object.
+    func json() throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: output)
+        guard let dictionary = object as? [String: Any] else { throw ParseFailure(text: outputText) }
+        return dictionary
+    }
+
+    struct ParseFailure: Error { var text: String }
+}
+
+/// Runs the `blob` binary with `arguments`, feeding `input` through a pipe (optionally in two halves
+/// with a pause between them), with standard output and error as pipes.
+func runBlob(
+    _ arguments: [String], input: Data? = nil, pauseMidInput: Double = 0, environment extra: [String: String] = [:]
+) throws -> ProcessRun {
+    guard let binary = BlobBinary.url else { throw BinaryMissing() }
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment["BLOB_SOCKET"] = nil
+    environment["XDG_RUNTIME_DIR"] = "/nonexistent-runtime"
+    for (key, value) in extra { environment[key] = value }
+    process.environment = environment
+    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+    let group = DispatchGroup()
+    let outBox = Box(Data()), errBox = Box(Data())
+    let outReader = stdout.fileHandleForReading, errReader = stderr.fileHandleForReading
+    DispatchQueue.global().async(group: group) { let data = outReader.readDataToEndOfFile(); outBox.with { $0 = data } }
+    DispatchQueue.global().async(group: group) { let data = errReader.readDataToEndOfFile(); errBox.with { $0 = data } }
+    let writer = stdin.fileHandleForWriting
+    let input = input ?? Data()
+    DispatchQueue.global().async(group: group) {
+        if pauseMidInput > 0 {
+            let half = input.count / 2
+            try? writer.write(contentsOf: input.prefix(half))
+            Thread.sleep(forTimeInterval: pauseMidInput)
+            try? writer.write(contentsOf: input.dropFirst(half))
+        } else {
+            try? writer.write(contentsOf: input)
+        }
+        try? writer.close()
+    }
+    process.waitUntilExit()
+    group.wait()
+    return ProcessRun(status: process.terminationStatus, output: outBox.current, error: errBox.current)
+}
+
+struct BinaryMissing: Error {}
+
+/// A PNG header (signature and IHDR) declaring `width`×`height`: enough for the store to recognise it.
+func pngHeader(width: UInt32, height: UInt32) -> Data {
+    var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
+    for value in [width, height] { bytes += [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+    bytes += [8, 2, 0, 0, 0, 0x12, 0x34, 0x56, 0x78]
+    bytes += [0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82]
+    return Data(bytes)
+}
+
+/// A backend on in-memory stores: shows that commands run against any ``BlobBackend`` (as the daemon's will).
+final class MemoryBackend: BlobBackend, @unchecked Sendable {
+    private let lock = NSLock()
+    private var memoryStores: [String: InMemoryBlobStore] = [:]
+    /// Run after `changes` has subscribed (to make changes the watch will see); events stop after `eventLimit`.
+    let onWatch: (@Sendable (InMemoryBlobStore) async throws -> Void)?
+    let eventLimit: Int
+
+    init(eventLimit: Int = .max, onWatch: (@Sendable (InMemoryBlobStore) async throws -> Void)? = nil) {
+        self.eventLimit = eventLimit
+        self.onWatch = onWatch
+    }
+
+    var location: String { "memory" }
+
+    func memoryStore(_ name: String, create: Bool) throws -> InMemoryBlobStore {
+        lock.lock()
+        defer { lock.unlock() }
+        if let store = memoryStores[name] { return store }
+        guard create else { throw CLIError.storeNotFound(store: name, location: location) }
+        let store = try InMemoryBlobStore(name: name)
+        memoryStores[name] = store
+        return store
+    }
+
+    func store(_ name: String, create: Bool) async throws -> any BlobStoring { try memoryStore(name, create: create) }
+
+    func stores() async throws -> [StoreSummary] {
+        let all = lock.withLock { memoryStores }
+        var result: [StoreSummary] = []
+        for (name, store) in all.sorted(by: { $0.key < $1.key }) {
+            result.append(StoreSummary(name: name, statistics: try await store.statistics()))
+        }
+        return result
+    }
+
+    func verify(_ store: String?) async throws -> [StoreVerification] { [] }
+
+    func changes(_ store: String?) async throws -> AsyncStream<BlobChange> {
+        let memory = try memoryStore(store ?? "watched", create: true)
+        let source = memory.changes()
+        let limit = eventLimit
+        let (stream, continuation) = AsyncStream<BlobChange>.makeStream()
+        let forward = Task {
+            var count = 0
+            for await change in source {
+                continuation.yield(change)
+                count += 1
+                if count >= limit { break }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forward.cancel() }
+        if let onWatch { Task { try await onWatch(memory) } }
+        return stream
+    }
+}

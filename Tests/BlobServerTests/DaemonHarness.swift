@@ -1,0 +1,216 @@
+import BlobSystem
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds the built `blobd` next to the tests (the package's `.build/debug`), or says why not.
+enum BlobdBinary {
+    static let url: URL? = {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let candidates = [
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("blobd"),
+            Bundle.main.bundleURL.appendingPathComponent("blobd"),
+            packageRoot.appendingPathComponent(".build/debug/blobd"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    static var skipReason: String? {
+        url == nil ? "blobd binary not found next to the test bundle or in .build/debug; run `swift build` first" : nil
+    }
+}
+
+/// A temp directory with a short path (socket paths are limited to 107 bytes), removed on deinit.
+final class TempFolder {
+    let path: String
+    init() {
+        var template = Array("/tmp/bsd-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// One `blobd` process on a temp root and socket.
+final class DaemonProcess {
+    let folder: TempFolder
+    let root: String
+    let socketPath: String
+    let process = Process()
+    let logPath: String
+
+    /// Starts blobd; `waitForSocket` waits until it accepts connections.
+    init(folder: TempFolder = TempFolder(), root: String? = nil, socket: String? = nil, extraArguments: [String] = [], waitForSocket: Bool = true) throws {
+        self.folder = folder
+        self.root = root ?? folder.path + "/root"
+        self.socketPath = socket ?? folder.path + "/run/blobd.sock"
+        logPath = folder.path + "/blobd-\(UUID().uuidString.prefix(8)).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.executableURL = BlobdBinary.url!
+        process.arguments = ["--root", self.root, "--socket", socketPath, "--durability", "relaxed", "--log-level", "debug"] + extraArguments
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        if waitForSocket { try waitUntilServing() }
+    }
+
+    func waitUntilServing() throws {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if !process.isRunning { throw HarnessError("blobd exited early (\(process.terminationStatus)): \(log)") }
+            if let fd = try? UnixSocket.connect(path: socketPath) {
+                try? fd.close()
+                return
+            }
+            usleep(20_000)
+        }
+        throw HarnessError("blobd did not start listening: \(log)")
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Waits for the process to exit (up to `seconds`) and returns its status, or nil if it is still running.
+    func waitForExit(seconds: Double = 10) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    func terminate() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            _ = waitForExit()
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    func connect() throws -> RawClient { try RawClient(path: socketPath) }
+
+    deinit { terminate() }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A response as read off the wire by ``RawClient`` (an independent, minimal HTTP reader).
+struct RawResponse {
+    var status: Int
+    var headers: [(name: String, value: String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] }
+    var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
+}
+
+/// A blocking client speaking raw HTTP/1.1 bytes over the daemon's socket.
+final class RawClient {
+    let fd: FileDescriptor
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        fd = try UnixSocket.connect(path: path)
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { try? fd.close() }
+
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                guard let n = try fd.send(UnsafeRawBufferPointer(rebasing: raw[offset...])) else { continue }
+                offset += n
+            }
+        }
+    }
+
+    /// Sends one request with an optional body and reads the response.
+    func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws -> RawResponse {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: blobd\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        try send(Array(head.utf8) + (body ?? []))
+        return try readResponse(method: method)
+    }
+
+    /// Reads more bytes; false at end of stream.
+    private func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = try chunk.withUnsafeMutableBytes { try fd.receive(into: $0) }
+        guard let n, n > 0 else {
+            if n == nil { throw HarnessError("timed out waiting for the daemon") }
+            return false
+        }
+        buffer.append(contentsOf: chunk[..<n])
+        return true
+    }
+
+    /// Reads one response; bodies are framed by Content-Length (none for HEAD, 1xx, 204, 304).
+    func readResponse(method: String = "GET") throws -> RawResponse {
+        var headEnd: Int?
+        while true {
+            if let range = findHeadEnd() { headEnd = range; break }
+            guard try fill() else { throw HarnessError("connection closed before a response head") }
+        }
+        let headBytes = buffer[..<headEnd!]
+        buffer.removeFirst(headEnd! + 4)
+        let lines = String(decoding: headBytes, as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw HarnessError("bad status line \(lines[0])") }
+        var headers: [(String, String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        var response = RawResponse(status: status, headers: headers, body: [])
+        if method == "HEAD" || status < 200 || status == 204 || status == 304 { return response }
+        let length = Int(response.header("Content-Length") ?? "0") ?? 0
+        while buffer.count < length {
+            guard try fill() else { throw HarnessError("connection closed in a body") }
+        }
+        response.body = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        return response
+    }
+
+    /// Whether the daemon closed the connection (reads to end of stream, ignoring what is left).
+    func isClosedByPeer() -> Bool {
+        do { while try fill() {} } catch { return false }
+        return true
+    }
+
+    /// Reads until the unconsumed bytes contain `marker`; returns and consumes everything up to and including it.
+    func readUntil(_ marker: String) throws -> String {
+        let needle = Array(marker.utf8)
+        while true {
+            if buffer.count >= needle.count {
+                for i in 0...(buffer.count - needle.count) where Array(buffer[i..<(i + needle.count)]) == needle {
+                    let text = String(decoding: buffer[..<(i + needle.count)], as: UTF8.self)
+                    buffer.removeFirst(i + needle.count)
+                    return text
+                }
+            }
+            guard try fill() else { throw HarnessError("connection closed before '\(marker)'") }
+        }
+    }
+
+    /// Bytes received and not yet consumed.
+    var pending: [UInt8] { buffer }
+
+    private func findHeadEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+}

@@ -1,0 +1,121 @@
+import BlobSystem
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `/v1/events` (Server-Sent Events) and `/metrics` against a running daemon.
+@Suite(.enabled(if: BlobdBinary.url != nil, "blobd binary not found in .build/debug; run `swift build` first"))
+struct EventsAndMetricsTests {
+    /// Opens an event stream and checks its head.
+    func openStream(_ daemon: DaemonProcess, query: String = "", lastEventID: String? = nil) throws -> RawClient {
+        let client = try daemon.connect()
+        var head = "GET /v1/events\(query) HTTP/1.1\r\nHost: blobd\r\n"
+        if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
+        try client.send(head + "\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "text/event-stream")
+        #expect(response.header("Content-Length") == nil)
+        return client
+    }
+
+    /// Reads one event frame and returns its fields.
+    func nextEvent(_ client: RawClient) throws -> (id: UInt64, event: String, data: [String: Any]) {
+        var frame = try client.readUntil("\n\n")
+        while frame.hasPrefix(":") { frame = try client.readUntil("\n\n") }  // heartbeats
+        var id: UInt64 = 0, event = "", data: [String: Any] = [:]
+        for line in frame.split(separator: "\n") {
+            if line.hasPrefix("id: ") { id = UInt64(line.dropFirst(4)) ?? 0 }
+            if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: ") {
+                data = (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any] ?? [:]
+            }
+        }
+        return (id, event, data)
+    }
+
+    @Test func eventsFollowPutsRemovesAndRemoveAllOfTheChosenStore() throws {
+        let daemon = try DaemonProcess()
+        let writer = try daemon.connect()
+        #expect(try writer.request("PUT", "/v1/stores/watched/blobs/seed", body: [1]).status == 201)
+        let stream = try openStream(daemon, query: "?store=watched")
+        #expect(try writer.request("PUT", "/v1/stores/other/blobs/ignored", body: [2]).status == 201)
+        #expect(try writer.request("PUT", "/v1/stores/watched/blobs/a%2Fb", body: Array("hello".utf8)).status == 201)
+        #expect(try writer.request("DELETE", "/v1/stores/watched/blobs/a%2Fb").status == 204)
+        #expect(try writer.request("DELETE", "/v1/stores/watched/blobs").status == 204)
+
+        let put = try nextEvent(stream)
+        #expect(put.event == "put")
+        #expect(put.data["store"] as? String == "watched")
+        let blob = put.data["blob"] as? [String: Any]
+        #expect(blob?["identifier"] as? String == "a/b")
+        #expect(blob?["size"] as? Int == 5)
+        let removed = try nextEvent(stream)
+        #expect(removed.event == "removed")
+        #expect(removed.data["identifier"] as? String == "a/b")
+        let all = try nextEvent(stream)
+        #expect(all.event == "removed-all")
+        #expect(put.id < removed.id && removed.id < all.id)
+
+        // A client reconnecting after the put gets what it missed, in order.
+        let resumed = try openStream(daemon, query: "?store=watched", lastEventID: String(put.id))
+        #expect(try nextEvent(resumed).id == removed.id)
+        #expect(try nextEvent(resumed).id == all.id)
+    }
+
+    @Test func aTooOldLastEventIDIsToldAboutTheGap() throws {
+        let daemon = try DaemonProcess()
+        let writer = try daemon.connect()
+        #expect(try writer.request("PUT", "/v1/stores/s/blobs/x", body: [1]).status == 201)
+        let stream = try openStream(daemon, lastEventID: "1")
+        let gap = try nextEvent(stream)
+        #expect(gap.event == "gap")
+        #expect(gap.data["lastEventId"] as? Int == 1)
+        #expect((gap.data["firstAvailableId"] as? Int ?? 0) > 1)
+        #expect(try nextEvent(stream).event == "put")
+    }
+
+    @Test func idleStreamsGetHeartbeatsAndShutdownEndsThem() throws {
+        let daemon = try DaemonProcess(extraArguments: ["--heartbeat", "0.2"])
+        let stream = try openStream(daemon)
+        #expect(try stream.readUntil("\n\n") == ": heartbeat\n\n")
+        daemon.terminate()
+        #expect(daemon.waitForExit(seconds: 5) == 0)
+        #expect(stream.isClosedByPeer())
+    }
+
+    @Test func malformedLastEventIDIsRefused() throws {
+        let daemon = try DaemonProcess()
+        let response = try daemon.connect().request("GET", "/v1/events", headers: ["Last-Event-ID": "abc"])
+        #expect(response.status == 400)
+        #expect(try daemon.connect().request("GET", "/v1/events?store=Bad!").status == 400)
+    }
+
+    @Test func metricsCountRequestsErrorsBytesAndStores() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        #expect(try client.request("PUT", "/v1/stores/m/blobs/one", body: Array(repeating: 7, count: 1000)).status == 201)
+        #expect(try client.request("GET", "/v1/stores/m/blobs/one").status == 200)
+        #expect(try client.request("GET", "/v1/stores/m/blobs/missing").status == 404)
+        let page = try client.request("GET", "/metrics")
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        let text = page.text
+        #expect(text.contains("blobd_requests_total{operation=\"put\"} 1\n"))
+        #expect(text.contains("blobd_requests_total{operation=\"get\"} 2\n"))
+        #expect(text.contains("blobd_request_errors_total{operation=\"get\"} 1\n"))
+        #expect(text.contains("blobd_received_bytes_total 1000\n"))
+        #expect(text.contains("blobd_sent_bytes_total "))
+        #expect(text.contains("blobd_request_duration_seconds_count{operation=\"put\"} 1\n"))
+        #expect(text.contains("blobd_open_connections 1\n"))
+        #expect(text.contains("blobstore_store_blobs{store=\"m\"} 1\n"))
+        #expect(text.contains("blobstore_store_bytes{store=\"m\"} 1000\n"))
+        // Every sample line is NAME{labels} VALUE or NAME VALUE.
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            #expect(line.split(separator: " ").count == 2, "malformed sample line: \(line)")
+        }
+    }
+}
