@@ -36,8 +36,11 @@ public enum Daemon {
         }
         let lock = try RootLock.acquire(root: root)
         defer { try? lock.descriptor.close() }
-        try SocketPlacement.prepareDirectory(for: socketPath)
-        try SocketPlacement.clearStale(socketPath)
+        let activated = try SocketActivation.inheritedListener()
+        if activated == nil {
+            try SocketPlacement.prepareDirectory(for: socketPath)
+            try SocketPlacement.clearStale(socketPath)
+        }
 
         let shutdown = DispatchSemaphore(value: 0)
         try SignalWatcher.start { number in
@@ -46,16 +49,23 @@ public enum Daemon {
         }
 
         let listener: FileDescriptor
-        do {
-            listener = try UnixSocket.listen(path: socketPath, permissions: configuration.allowedGroup == nil ? 0o600 : 0o660)
-        } catch {
-            throw StartupError("cannot listen on \(socketPath): \(error)")
+        let socketInode: UInt64?
+        if let activated {
+            // The supervisor owns the socket file: never unlink it.
+            listener = activated
+            socketInode = nil
+        } else {
+            do {
+                listener = try UnixSocket.listen(path: socketPath, permissions: configuration.allowedGroup == nil ? 0o600 : 0o660)
+            } catch {
+                throw StartupError("cannot listen on \(socketPath): \(error)")
+            }
+            if let group = configuration.allowedGroup, chown(socketPath, uid_t.max, group) != 0 {
+                log(.error, "cannot give socket to group \(group): \(String(cString: strerror(errno)))")
+            }
+            socketInode = try? FileSystem.linkStatus(socketPath).inode
         }
         defer { try? listener.close() }
-        if let group = configuration.allowedGroup, chown(socketPath, uid_t.max, group) != 0 {
-            log(.error, "cannot give socket to group \(group): \(String(cString: strerror(errno)))")
-        }
-        let socketInode = try? FileSystem.linkStatus(socketPath).inode
 
         let events = EventLog()
         let metrics = Metrics(shards: max(1, configuration.eventLoopCount))
@@ -75,7 +85,7 @@ public enum Daemon {
         let acceptor = Acceptor(
             listener: listener, loops: loops, policy: PeerPolicy(ownUserID: getuid(), allowedGroup: configuration.allowedGroup), log: log)
         acceptor.start()
-        Log.write("blobd: listening on \(socketPath)")
+        Log.write(activated == nil ? "blobd: listening on \(socketPath)" : "blobd: listening on the socket passed by systemd (fd 3)")
 
         shutdown.wait()
         acceptor.stop()
