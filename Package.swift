@@ -13,13 +13,13 @@ import PackageDescription
 //
 //   BlobServer (BlobStore + BlobSystem + HTTP1: the daemon's event loops, routing, protocol) → blobd
 //
-//   BlobCLI (BlobStore; commands, help, output, backends) → blob
-//
-// Later: BlobClient (BlobStore + HTTP1), used by BlobCLI's daemon backend.
+//   BlobClient (BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
+//   BlobCLI (BlobStore + BlobClient; commands, help, output, backends) → blob
 let package = Package(
     name: "BlobStore",
     products: [
         .library(name: "BlobStore", targets: ["BlobStore"]),
+        .library(name: "BlobClient", targets: ["BlobClient"]),
         .executable(name: "blobd", targets: ["blobd"]),
         .executable(name: "blob", targets: ["blob"]),
     ],
@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "HTTP1"),
         .target(name: "BlobServer", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
         .executableTarget(name: "blobd", dependencies: ["BlobServer"]),
-        .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem"]),
+        .target(name: "BlobClient", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient"]),
         .executableTarget(name: "blob", dependencies: ["BlobCLI"]),
 
         .testTarget(name: "BlobSystemTests", dependencies: ["BlobSystem"]),
@@ -40,6 +41,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobStore", "BlobSystem"]),
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore"]),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1"]),
 

@@ -6,17 +6,6 @@ import Foundation
 import Glibc
 #endif
 
-/// One store's name and totals, as `blob stores` shows them.
-public struct StoreSummary: Sendable, Hashable, Codable {
-    public var name: String
-    public var statistics: StoreStatistics
-
-    public init(name: String, statistics: StoreStatistics) {
-        self.name = name
-        self.statistics = statistics
-    }
-}
-
 /// One store's verification result, as `blob verify` shows it.
 public struct StoreVerification: Sendable, Hashable, Codable {
     public var name: String

@@ -17,7 +17,7 @@ public enum BlobCLI {
     ///     the daemon (no `--root`) fails with exit status 69, naming the socket path it would have used.
     public static func run(
         _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-        console: Console = .standard(), daemon: DaemonConnector? = nil
+        console: Console = .standard(), daemon: DaemonConnector? = DaemonBackend.connector
     ) async -> Int32 {
         // A reader of standard output that goes away (`blob get … | head`) must end the write with EPIPE,
         // not kill the process before it can clean up.
@@ -83,7 +83,7 @@ public enum BlobCLI {
             let reason: String
             if let status = try? FileSystem.statusIfExists(socket) {
                 reason = status.kind == .socket
-                    ? "this build of blob has no daemon client yet"
+                    ? "no daemon client was given"
                     : "\(socket) is not a socket"
             } else {
                 reason = "no socket there"

@@ -1,3 +1,4 @@
+import BlobClient
 import BlobStore
 import BlobSystem
 
@@ -60,6 +61,12 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
             case .invalidIdentifier, .invalidStoreName, .invalidQuery: return .usage
             case .io, .corrupt: return .ioError
             case .rangeNotSatisfiable, .storeLocked, .unsupportedFormat: return .failure
+            }
+        case let error as BlobClientError:
+            switch error {
+            case .daemonUnreachable: return .unavailable
+            case .timeout, .protocolError: return .ioError
+            case .http: return .failure
             }
         case is Errno:
             return .ioError

@@ -72,9 +72,9 @@ public enum Daemon {
         let stores = StoreDirectory(
             root: configuration.root, configuration: StoreConfiguration(durability: configuration.durability)
         ) { store in
-            // Subscribe before the store is handed out, so no change of it is missed.
-            let changes = store.changes()
-            Task { for await change in changes { events.append(change) } }
+            // Observed before the store is handed out, so no change is missed; and synchronously on the
+            // commit thread, so an event is in the log before its writer gets the acknowledgement.
+            store.observeChanges { events.append($0) }
         }
         let router = Router(stores: stores, events: events, metrics: metrics)
         var loops: [EventLoop] = []

@@ -4,7 +4,7 @@ import Foundation
 
 /// What a request did, for per-operation metrics.
 enum MetricOperation: Int, CaseIterable, Sendable {
-    case get, head, put, delete, list, deleteAll, stores, events, health, metrics, other
+    case get, head, put, delete, list, deleteAll, stores, events, health, metrics, verify, other
 
     /// The Prometheus label value.
     var label: String {
@@ -19,6 +19,7 @@ enum MetricOperation: Int, CaseIterable, Sendable {
         case .events: return "events"
         case .health: return "health"
         case .metrics: return "metrics"
+        case .verify: return "verify"
         case .other: return "other"
         }
     }

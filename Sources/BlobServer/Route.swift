@@ -10,6 +10,8 @@ enum Route: Equatable {
     case stores
     /// `/v1/stores/{store}/blobs`
     case blobs(store: String)
+    /// `/v1/stores/{store}/verify`
+    case verify(store: String)
     /// `/v1/stores/{store}/blobs/{id}`; the identifier is the rest of the path, `/` included.
     case blob(store: String, identifier: String)
 
@@ -27,6 +29,7 @@ enum Route: Equatable {
         let store = String(rest[..<slash])
         let tail = rest[rest.index(after: slash)...]
         if tail == "blobs" || tail == "blobs/" { self = .blobs(store: store); return }
+        if tail == "verify" { self = .verify(store: store); return }
         guard tail.hasPrefix("blobs/") else { return nil }
         self = .blob(store: store, identifier: String(tail.dropFirst("blobs/".count)))
     }

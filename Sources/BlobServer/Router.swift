@@ -44,6 +44,7 @@ final class Router: Sendable {
         case (.events, .get): return .events
         case (.health, _): return .health
         case (.metrics, .get): return .metrics
+        case (.verify, .get): return .verify
         default: return .other
         }
     }
@@ -59,6 +60,8 @@ final class Router: Sendable {
                 return listStores()
             case (.events, .get):
                 return try eventStream(head)
+            case (.verify(let store), .get):
+                return try verify(store: store)
             case (.metrics, .get):
                 return metricsPage()
             case (.blobs(let store), .get):
@@ -71,7 +74,7 @@ final class Router: Sendable {
                 return try put(store: store, identifier: id, head: head)
             case (.blob(let store, let id), .delete):
                 return try remove(store: store, identifier: id, head: head)
-            case (.health, _), (.stores, _), (.events, _), (.metrics, _):
+            case (.health, _), (.stores, _), (.events, _), (.metrics, _), (.verify, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
             case (.blobs, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, DELETE"))
@@ -155,6 +158,22 @@ final class Router: Sendable {
             lastEventID = id
         }
         return .events(store: store, lastEventID: lastEventID)
+    }
+
+    /// Reads every blob of the store and checks it; slow on big stores, and read-only.
+    private func verify(store name: String) throws -> RequestAction {
+        let store = try existingStore(name)
+        return .deferred { reply in
+            Task {
+                do {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                    reply(Response(status: .ok, json: Array(try encoder.encode(try await store.verify()))))
+                } catch {
+                    reply(APIError(error).response())
+                }
+            }
+        }
     }
 
     private func metricsPage() -> RequestAction {

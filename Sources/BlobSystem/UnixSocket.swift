@@ -11,6 +11,13 @@ public struct PeerCredentials: Hashable, Sendable {
     public var userID: UInt32
     /// The peer's effective group id.
     public var groupID: UInt32
+
+    /// Creates credentials (the kernel's come from ``UnixSocket/peerCredentials(_:)``; this is for tests and policies).
+    public init(processID: Int32, userID: UInt32, groupID: UInt32) {
+        self.processID = processID
+        self.userID = userID
+        self.groupID = groupID
+    }
 }
 
 /// Unix domain stream sockets: listen, connect, accept, and peer credentials.

@@ -7,6 +7,7 @@ final class ChangeBroadcaster: Sendable {
         var nextSequence: UInt64 = 1
         var nextSubscriber = 0
         var subscribers: [Int: AsyncStream<BlobChange>.Continuation] = [:]
+        var observers: [@Sendable (BlobChange) -> Void] = []
     }
 
     /// Owned here; every access holds the mutex.
@@ -29,16 +30,29 @@ final class ChangeBroadcaster: Sendable {
         return stream
     }
 
-    /// Numbers and delivers `kinds`, in order. Callers publish from one serial context.
+    /// Adds a synchronous observer, called for every change before it is acknowledged (see
+    /// ``PersistentDataStore/observeChanges(_:)``).
+    func observe(_ observer: @escaping @Sendable (BlobChange) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
+    /// Numbers and delivers `kinds`, in order. Callers publish from one serial context (the
+    /// committer), before acknowledging the changes.
     func publish(_ kinds: [BlobChange.Kind]) {
         guard !kinds.isEmpty else { return }
         let now = Date()
-        state.withLock { state in
+        let (changes, observers) = state.withLock { state in
+            var changes: [BlobChange] = []
             for kind in kinds {
                 let change = BlobChange(sequence: state.nextSequence, store: store, kind: kind, date: now)
                 state.nextSequence += 1
                 for continuation in state.subscribers.values { continuation.yield(change) }
+                changes.append(change)
             }
+            return (changes, state.observers)
+        }
+        for change in changes {
+            for observer in observers { observer(change) }
         }
     }
 }

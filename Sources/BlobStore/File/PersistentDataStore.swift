@@ -227,6 +227,15 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Changes committed from now on, in commit order.
     public func changes() -> AsyncStream<BlobChange> { core.broadcaster.subscribe() }
 
+    /// Calls `observer` with every change of this store from now on, in commit order, on the store's
+    /// commit thread, **before** the change is acknowledged to the writer — so whoever sees the
+    /// acknowledgement can rely on the observer having seen the change (a server forwarding events
+    /// gets read-your-writes ordering). The observer must be quick and must not block or call back
+    /// into the store. Observers stay for the life of the store's engine.
+    public func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) {
+        core.broadcaster.observe(observer)
+    }
+
     /// Checks every blob against its checksum and reports damaged and foreign files.
     public func verify() async throws -> VerificationReport { try await core.verify() }
 

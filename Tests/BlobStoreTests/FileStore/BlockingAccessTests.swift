@@ -59,3 +59,19 @@ import Testing
         #expect(throws: BlobStoreError.notFound(store: "blocking", identifier: "r")) { try store.openForReading("r") }
     }
 }
+
+@Suite struct ChangeObserverTests {
+    let root = TemporaryRoot()
+
+    @Test func observersSeeEachChangeBeforeItIsAcknowledged() async throws {
+        let store = try PersistentDataStore(name: "observed", root: root.url, configuration: StoreConfiguration(durability: .relaxed))
+        let seen = Locked<[BlobChange.Kind]>([])
+        store.observeChanges { change in seen.withLock { $0.append(change.kind) } }
+        let metadata = try await store.put(Data("x".utf8), identifier: "a")
+        // No waiting: the observer ran before the put returned.
+        #expect(seen.withLock { $0 } == [.put(metadata)])
+        try await store.remove("a")
+        try await store.removeAll()
+        #expect(seen.withLock { $0 } == [.put(metadata), .removed(identifier: "a"), .removedAll])
+    }
+}

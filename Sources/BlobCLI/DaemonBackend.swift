@@ -1,0 +1,62 @@
+import BlobClient
+import BlobStore
+import Foundation
+
+/// The blobs served by a running `blobd`, reached through ``BlobClient`` over its Unix socket.
+public struct DaemonBackend: BlobBackend {
+    /// The client (one connection pool for the whole command).
+    public let client: BlobClient
+
+    /// Connects to the daemon at `socketPath`; throws ``CLIError/daemonUnreachable(socket:reason:)``
+    /// (exit 69) when nothing answers there.
+    public init(socketPath: String) async throws {
+        client = BlobClient(socketPath: socketPath)
+        do {
+            _ = try await client.health()
+        } catch let error as BlobClientError {
+            if case .daemonUnreachable(_, let errno) = error {
+                throw CLIError.daemonUnreachable(socket: socketPath, reason: errno.description)
+            }
+            throw error
+        }
+    }
+
+    /// Makes the backend for a socket path: what `blob` uses when there is no `--root`.
+    public static let connector: DaemonConnector = { socketPath in try await DaemonBackend(socketPath: socketPath) }
+
+    public var location: String { "daemon at \(client.socketPath)" }
+
+    public func store(_ name: String, create: Bool) async throws -> any BlobStoring {
+        // A store that was never written answers 404 (mapped to notFound) on reads, so nothing to check here.
+        try client.store(name)
+    }
+
+    public func stores() async throws -> [StoreSummary] { try await client.stores() }
+
+    public func verify(_ store: String?) async throws -> [StoreVerification] {
+        let names: [String]
+        if let store { names = [store] } else { names = try await client.stores().map(\.name) }
+        var result: [StoreVerification] = []
+        for name in names {
+            do {
+                result.append(StoreVerification(name: name, report: try await client.verify(store: name)))
+            } catch BlobStoreError.notFound {
+                throw CLIError.storeNotFound(store: name, location: location)
+            }
+        }
+        return result
+    }
+
+    public func changes(_ store: String?) async throws -> AsyncStream<BlobChange> {
+        let events = client.changes(store: store)
+        return AsyncStream { continuation in
+            let task = Task {
+                do {
+                    for try await change in events { continuation.yield(change) }
+                } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import BlobStore
+import BlobSystem
+import Foundation
+import HTTP1
+
+/// What the daemon's change feed (`GET /v1/events`) delivers.
+public enum WatchEvent: Hashable, Sendable {
+    /// A committed change.
+    case change(BlobChange)
+    /// Events between `lastEventID` and `firstAvailableID` are gone (the daemon's buffer moved on, or it restarted):
+    /// re-read what you cache.
+    case gap(lastEventID: UInt64, firstAvailableID: UInt64)
+}
+
+/// Decoding of change-feed event payloads.
+enum ChangeDecoding {
+    private struct Payload: Decodable {
+        var store: String?
+        var blob: MetadataJSON.Wire?
+        var identifier: String?
+        var date: String?
+        var lastEventId: UInt64?
+        var firstAvailableId: UInt64?
+    }
+
+    /// The watch event an SSE event stands for; `nil` for types this client does not know.
+    static func watchEvent(_ event: ServerSentEvent) throws -> WatchEvent? {
+        let payload = try MetadataJSON.decode(Payload.self, Array(event.data.utf8))
+        if event.event == "gap" {
+            return .gap(lastEventID: payload.lastEventId ?? 0, firstAvailableID: payload.firstAvailableId ?? 0)
+        }
+        let kind: BlobChange.Kind
+        switch event.event {
+        case "put":
+            guard let blob = payload.blob else { throw BlobClientError.protocolError("put event without a blob: \(event.data)") }
+            kind = .put(try blob.metadataValue())
+        case "removed":
+            guard let id = payload.identifier else { throw BlobClientError.protocolError("removed event without an identifier: \(event.data)") }
+            kind = .removed(identifier: id)
+        case "removed-all":
+            kind = .removedAll
+        default:
+            return nil
+        }
+        let date = payload.date.flatMap(RFC3339.parse) ?? Date()
+        return .change(BlobChange(sequence: event.id.flatMap { UInt64($0) } ?? 0, store: payload.store ?? "", kind: kind, date: date))
+    }
+}
+
+extension BlobClient {
+    /// Committed changes (of `store`, or of every store when `nil`) from now on, from the daemon's
+    /// `GET /v1/events` feed. Gaps are skipped; use ``events(store:)`` to see them.
+    ///
+    /// A dropped connection is re-established (back-off 100 ms doubling to 2 s) with `Last-Event-ID`,
+    /// so a daemon restart loses nothing the daemon still has. The stream ends with an error only when
+    /// the daemon refuses the feed (e.g. `404` from a daemon without one).
+    public func changes(store: String?) -> AsyncThrowingStream<BlobChange, Error> {
+        let events = events(store: store)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await event in events {
+                        if case .change(let change) = event { continuation.yield(change) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The change feed, gaps included; see ``changes(store:)``.
+    public func events(store: String?) -> AsyncThrowingStream<WatchEvent, Error> {
+        let (stream, continuation) = AsyncThrowingStream<WatchEvent, Error>.makeStream()
+        let feed = ChangeFeed(client: self, store: store, continuation: continuation)
+        continuation.onTermination = { _ in feed.cancel() }
+        BlockingIO.queue.async { feed.run() }
+        return stream
+    }
+}
+
+/// The blocking loop behind ``BlobClient/events(store:)``: connect, read, parse, reconnect.
+final class ChangeFeed: Sendable {
+    private let client: BlobClient
+    private let store: String?
+    private let continuation: AsyncThrowingStream<WatchEvent, Error>.Continuation
+    /// Cancelled, and the connection being read (shut down to wake the reader).
+    private let state = Locked<(cancelled: Bool, connection: Connection?)>((false, nil))
+
+    init(client: BlobClient, store: String?, continuation: AsyncThrowingStream<WatchEvent, Error>.Continuation) {
+        self.client = client
+        self.store = store
+        self.continuation = continuation
+    }
+
+    func cancel() {
+        let connection = state.withLock { state -> Connection? in
+            state.cancelled = true
+            return state.connection
+        }
+        connection?.shutdown()
+    }
+
+    private var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    func run() {
+        var parser = EventStreamParser()
+        var backoff = 0.1
+        while !isCancelled {
+            do {
+                let connected = try readOnce(parser: &parser)
+                if connected { backoff = 0.1 }
+            } catch {
+                if !isCancelled { continuation.finish(throwing: error) }
+                return
+            }
+            if isCancelled { break }
+            parser.resetPartialEvent()
+            // Back off before reconnecting, waking early if cancelled.
+            let until = Date().addingTimeInterval(backoff)
+            while !isCancelled && Date() < until { usleep(20_000) }
+            backoff = min(backoff * 2, 2.0)
+        }
+        continuation.finish()
+    }
+
+    /// One connection's worth of events. Returns whether it got a `200` (to reset the back-off);
+    /// throws only for answers that reconnecting will not change.
+    private func readOnce(parser: inout EventStreamParser) throws -> Bool {
+        let connection: Connection
+        do { connection = try client.transport.pool.fresh() } catch { return false }  // Daemon down: retry.
+        let registered = state.withLock { state -> Bool in
+            if state.cancelled { return false }
+            state.connection = connection
+            return true
+        }
+        defer {
+            state.withLock { $0.connection = nil }
+            connection.close()
+        }
+        guard registered else { return false }
+        var target = "/v1/events"
+        if let store { target += "?store=" + PercentEncoding.encode(store, keepingSlash: false) }
+        var request = Request(method: .get, target: target)
+        request.headers.append((name: "Accept", value: "text/event-stream"))
+        if let last = parser.lastEventID { request.headers.append((name: "Last-Event-ID", value: last)) }
+        var reader: ResponseReader
+        do {
+            try connection.send(request.serializedHead(contentLength: nil), timeout: client.configuration.requestTimeout)
+            reader = try ResponseReader(connection: connection, method: .get, timeout: client.configuration.idleTimeout)
+        } catch {
+            return false
+        }
+        let status = reader.response.status.code
+        guard status == 200 else {
+            let body = (try? reader.readAll(from: connection)) ?? []
+            let error = ErrorMapping.error(status: status, headers: reader.response.headers, body: body, context: .init(store: nil))
+            if status >= 500 { return false }  // Perhaps transient: retry.
+            throw error
+        }
+        // Heartbeats arrive well within the idle timeout; silence that long means a dead feed: reconnect.
+        do {
+            while let bytes = try reader.next(from: connection, limit: 65536) {
+                for event in parser.feed(bytes) {
+                    if let value = try ChangeDecoding.watchEvent(event) {
+                        if case .change(let change) = value, let store, change.store != store { continue }
+                        continuation.yield(value)
+                    }
+                }
+            }
+        } catch is TransportError {
+            // Dropped or timed out: reconnect.
+        }
+        return true
+    }
+}

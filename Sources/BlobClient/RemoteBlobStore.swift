@@ -1,0 +1,380 @@
+import BlobStore
+import BlobSystem
+import Foundation
+import HTTP1
+
+/// A store served by `blobd`, with the same operations and errors as the embedded stores.
+///
+/// Get one from ``BlobClient/store(_:)``. Every call is one HTTP exchange on a pooled keep-alive
+/// connection (``stream(_:range:chunkSize:)`` keeps its connection until the stream ends or is dropped).
+public final class RemoteBlobStore: BlobStoring {
+    /// The store's name.
+    public let name: String
+    /// The client whose connections this store uses.
+    public let client: BlobClient
+
+    init(name: String, client: BlobClient) {
+        self.name = name
+        self.client = client
+    }
+
+    // MARK: Writing
+
+    /// Stores `data` under `identifier` (a new UUID string when `nil`); `201`/`200` from `PUT`.
+    @discardableResult
+    public func put(_ data: Data, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        let id = identifier ?? UUID().uuidString
+        var request = try putRequest(id, options: options)
+        request.body = .data(data)
+        return try await finishPut(client.send(request, context: context(id, options.condition)))
+    }
+
+    /// Streams the chunks with `Transfer-Encoding: chunked`; never replayed (the sequence is consumed).
+    @discardableResult
+    public func put<Chunks: AsyncSequence>(chunks: Chunks, identifier: String?, options: PutOptions) async throws -> BlobMetadata
+    where Chunks.Element == Data {
+        let id = identifier ?? UUID().uuidString
+        var request = try putRequest(id, options: options)
+        request.body = .streamed
+        let streamed = request
+        let transport = client.transport
+        let timeout = client.configuration.requestTimeout
+        let connection = try await BlockingIO.run { try transport.startStreamed(streamed) }
+        var sendFailure: TransportError?
+        do {
+            for try await chunk in chunks where !chunk.isEmpty {
+                var framed: [UInt8] = []
+                framed.reserveCapacity(chunk.count + 24)
+                ChunkedEncoder.appendChunkHeader(length: chunk.count, into: &framed)
+                framed.append(contentsOf: chunk)
+                ChunkedEncoder.appendChunkEnd(into: &framed)
+                let bytes = framed
+                sendFailure = try await BlockingIO.run { () -> TransportError? in
+                    do { try connection.send(bytes, timeout: timeout) } catch let error as TransportError { return error }
+                    return nil
+                }
+                if sendFailure != nil { break }  // The daemon answered early; read its answer.
+            }
+            if sendFailure == nil {
+                var last: [UInt8] = []
+                ChunkedEncoder.appendLastChunk(into: &last)
+                let bytes = last
+                sendFailure = try await BlockingIO.run { () -> TransportError? in
+                    do { try connection.send(bytes, timeout: timeout) } catch let error as TransportError { return error }
+                    return nil
+                }
+            }
+        } catch {
+            connection.close()  // The daemon sees a truncated body and stores nothing.
+            throw error
+        }
+        let response: FullResponse
+        do {
+            response = try await BlockingIO.run { try transport.finishStreamed(connection, method: .put) }
+        } catch {
+            throw sendFailure?.publicError ?? error
+        }
+        if response.status >= 300 {
+            throw ErrorMapping.error(status: response.status, headers: response.headers, body: response.body, context: context(id, options.condition))
+        }
+        return try finishPut(response)
+    }
+
+    /// Streams the file with `Content-Length` (replayable: a stale pooled connection is retried once).
+    @discardableResult
+    public func put(contentsOf fileURL: URL, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        let id = identifier ?? UUID().uuidString
+        var request = try putRequest(id, options: options)
+        request.body = .file(path: fileURL.path)
+        return try await finishPut(client.send(request, context: context(id, options.condition)))
+    }
+
+    /// Removes a blob if `condition` holds (`DELETE` with `If-Match`); returns whether it existed.
+    ///
+    /// ``WriteCondition/ifNoneMatch`` ("only if absent") removes nothing: it fails if the blob exists.
+    @discardableResult
+    public func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
+        try BlobIdentifier.validate(identifier)
+        if case .ifNoneMatch = condition {
+            guard let current = try await currentMetadata(identifier) else { return false }
+            throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: nil, actual: current.etag)
+        }
+        var request = Request(method: .delete, target: blobTarget(identifier))
+        if case .ifMatch(let tag) = condition { request.headers.append((name: "If-Match", value: "\"\(tag.rawValue)\"")) }
+        let response = try await client.send(request, context: context(identifier, condition), accepting: [404])
+        return response.status != 404
+    }
+
+    /// Removes every blob of the store (`DELETE /v1/stores/{store}/blobs`).
+    public func removeAll() async throws {
+        _ = try await client.send(Request(method: .delete, target: blobsTarget), context: ErrorMapping.Context(store: name))
+    }
+
+    // MARK: Reading
+
+    /// The whole content of a blob.
+    public func get(_ identifier: String) async throws -> Data {
+        try BlobIdentifier.validate(identifier)
+        let response = try await client.send(Request(method: .get, target: blobTarget(identifier)), context: context(identifier))
+        return Data(response.body)
+    }
+
+    /// The bytes `range` of a blob (`Range: bytes=a-b`), clamped at its end.
+    public func get(_ identifier: String, range: Range<Int64>) async throws -> Data {
+        try BlobIdentifier.validate(identifier)
+        guard range.lowerBound >= 0 else {
+            throw BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: try await head(identifier).size)
+        }
+        if range.isEmpty {
+            // HTTP cannot ask for zero bytes; answer as the embedded store does.
+            let size = try await head(identifier).size
+            if range.lowerBound >= size { throw BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: size) }
+            return Data()
+        }
+        var request = Request(method: .get, target: blobTarget(identifier))
+        request.headers.append((name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
+        let response = try await client.send(request, context: context(identifier))
+        return Data(response.body)
+    }
+
+    /// The content (or `range` of it) as chunks of `chunkSize` bytes, read from the socket as they are consumed.
+    ///
+    /// The stream's ``BlobByteStream/metadata`` comes from the response headers, so its `modified`
+    /// date has one-second precision.
+    public func stream(_ identifier: String, range: Range<Int64>?, chunkSize: Int) async throws -> BlobByteStream {
+        try BlobIdentifier.validate(identifier)
+        if let range, range.isEmpty || range.lowerBound < 0 {
+            let metadata = try await head(identifier)
+            if range.lowerBound < 0 || range.lowerBound >= metadata.size {
+                throw BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: metadata.size)
+            }
+            let empty = range.lowerBound..<range.lowerBound
+            return BlobByteStream(metadata: metadata, range: empty, next: { nil })
+        }
+        var request = Request(method: .get, target: blobTarget(identifier))
+        if let range { request.headers.append((name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        let transport = client.transport
+        let prepared = request
+        let (connection, reader) = try await BlockingIO.run { try transport.start(prepared) }
+        let status = reader.response.status.code
+        let headers = reader.response.headers
+        guard status == 200 || status == 206 else {
+            let failed = reader
+            let body = try await BlockingIO.run { () throws -> [UInt8] in
+                var reader = failed
+                do {
+                    let bytes = try reader.readAll(from: connection)
+                    transport.finish(connection, reader: reader)
+                    return bytes
+                } catch {
+                    connection.close()
+                    return []
+                }
+            }
+            throw ErrorMapping.error(status: status, headers: headers, body: body, context: context(identifier))
+        }
+        var bodyLength: Int64 = 0
+        if case .contentLength(let length) = reader.response.framing { bodyLength = length }
+        var total = bodyLength
+        var served = 0..<bodyLength
+        if status == 206, let text = headers.first(name: "Content-Range"), let parsed = Self.contentRange(text) {
+            total = parsed.size
+            served = parsed.range
+        }
+        let metadata: BlobMetadata
+        do {
+            metadata = try MetadataJSON.metadata(identifier: identifier, headers: headers, size: total)
+        } catch {
+            connection.close()
+            throw error
+        }
+        let body = ResponseBodyStream(connection: connection, reader: reader, transport: transport, chunkSize: max(1, chunkSize))
+        return BlobByteStream(metadata: metadata, range: served, next: { try await body.next() })
+    }
+
+    /// Streams the blob into a temporary file beside `fileURL`, then renames it over `fileURL`.
+    public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
+        let stream = try await stream(identifier, range: nil, chunkSize: 1 << 20)
+        let directory = fileURL.deletingLastPathComponent().path
+        let temporary = directory + "/.\(fileURL.lastPathComponent).\(UUID().uuidString).download"
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(temporary, [.writeOnly, .create, .exclusive], permissions: 0o644) } catch {
+            throw BlobStoreError.io(operation: "create", path: temporary, errno: error)
+        }
+        do {
+            for try await chunk in stream {
+                try await BlockingIO.run {
+                    do { try chunk.withUnsafeBytes { try file.writeAll($0) } } catch let error as Errno {
+                        throw BlobStoreError.io(operation: "write", path: temporary, errno: error)
+                    }
+                }
+            }
+            try file.close()
+            do { try FileSystem.rename(temporary, to: fileURL.path) } catch {
+                throw BlobStoreError.io(operation: "rename", path: fileURL.path, errno: error)
+            }
+        } catch {
+            try? file.close()
+            _ = try? FileSystem.unlinkIfExists(temporary)
+            throw error
+        }
+        return stream.metadata
+    }
+
+    /// The metadata of a blob (exact, from the JSON listing); throws `notFound`.
+    public func head(_ identifier: String) async throws -> BlobMetadata {
+        try BlobIdentifier.validate(identifier)
+        guard let metadata = try await currentMetadata(identifier) else {
+            throw BlobStoreError.notFound(store: name, identifier: identifier)
+        }
+        return metadata
+    }
+
+    /// Whether a blob exists (`HEAD`).
+    public func exists(_ identifier: String) async throws -> Bool {
+        try BlobIdentifier.validate(identifier)
+        let response = try await client.send(Request(method: .head, target: blobTarget(identifier)), context: context(identifier), accepting: [404])
+        return response.status != 404
+    }
+
+    /// Count and total size, from `GET /v1/stores` (zero for a store never written).
+    public func statistics() async throws -> StoreStatistics {
+        let all = try await client.stores()
+        return all.first(where: { $0.name == name })?.statistics ?? StoreStatistics(count: 0, bytes: 0)
+    }
+
+    /// One page of `GET /v1/stores/{store}/blobs` (an empty last page for a store never written).
+    public func list(_ query: ListQuery) async throws -> ListPage {
+        guard (1...ListQuery.maximumLimit).contains(query.limit) else {
+            throw BlobStoreError.invalidQuery(store: name, reason: "limit must be 1...\(ListQuery.maximumLimit) (got \(query.limit))")
+        }
+        var parameters = ["limit=\(query.limit)", "sort=\(query.sort.rawValue)"]
+        if !query.prefix.isEmpty { parameters.append("prefix=" + PercentEncoding.encode(query.prefix, keepingSlash: false)) }
+        if let type = query.contentTypePrefix { parameters.append("type=" + PercentEncoding.encode(type, keepingSlash: false)) }
+        if let cursor = query.cursor { parameters.append("cursor=" + PercentEncoding.encode(cursor, keepingSlash: false)) }
+        let request = Request(method: .get, target: blobsTarget + "?" + parameters.joined(separator: "&"))
+        let response = try await client.send(request, context: ErrorMapping.Context(store: name), accepting: [404])
+        if response.status == 404 { return ListPage(items: [], nextCursor: nil) }
+        return try MetadataJSON.page(from: response.body)
+    }
+
+    /// This store's changes from the daemon's feed; ends when the feed fails for good (see ``BlobClient/changes(store:)``).
+    public func changes() -> AsyncStream<BlobChange> {
+        let feed = client.changes(store: name)
+        return AsyncStream { continuation in
+            let task = Task {
+                do { for try await change in feed { continuation.yield(change) } } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    // MARK: Helpers
+
+    private var blobsTarget: String { "/v1/stores/\(name)/blobs" }
+
+    private func blobTarget(_ identifier: String) -> String {
+        blobsTarget + "/" + PercentEncoding.encode(identifier, keepingSlash: false)
+    }
+
+    private func context(_ identifier: String, _ condition: WriteCondition = .none) -> ErrorMapping.Context {
+        ErrorMapping.Context(store: name, identifier: identifier, condition: condition)
+    }
+
+    /// The exact metadata of `identifier`, or `nil`: the first listed identifier with it as prefix is itself if it exists.
+    private func currentMetadata(_ identifier: String) async throws -> BlobMetadata? {
+        let request = Request(
+            method: .get, target: blobsTarget + "?limit=1&prefix=" + PercentEncoding.encode(identifier, keepingSlash: false))
+        let response = try await client.send(request, context: context(identifier), accepting: [404])
+        if response.status == 404 { return nil }
+        let page = try MetadataJSON.page(from: response.body)
+        guard let first = page.items.first, first.identifier == identifier else { return nil }
+        return first
+    }
+
+    private func putRequest(_ identifier: String, options: PutOptions) throws -> Request {
+        try BlobIdentifier.validate(identifier)
+        if let reason = UserMetadataRules.violation(contentType: options.contentType, userMetadata: options.userMetadata) {
+            throw BlobStoreError.invalidMetadata(store: name, identifier: identifier, reason: reason)
+        }
+        var request = Request(method: .put, target: blobTarget(identifier))
+        if let type = options.contentType { request.headers.append((name: "Content-Type", value: type)) }
+        for (key, value) in options.userMetadata.sorted(by: { $0.key < $1.key }) {
+            request.headers.append((name: "Blob-Meta-" + key, value: value))
+        }
+        switch options.validation {
+        case .none: break
+        case .image: request.headers.append((name: "Blob-Validate", value: "image"))
+        case .record: request.headers.append((name: "Blob-Validate", value: "record"))
+        }
+        switch options.condition {
+        case .none: break
+        case .ifNoneMatch: request.headers.append((name: "If-None-Match", value: "*"))
+        case .ifMatch(let tag): request.headers.append((name: "If-Match", value: "\"\(tag.rawValue)\""))
+        }
+        return request
+    }
+
+    private func finishPut(_ response: FullResponse) throws -> BlobMetadata {
+        try MetadataJSON.metadata(from: response.body)
+    }
+
+    /// Parses `bytes a-b/size`.
+    static func contentRange(_ text: String) -> (range: Range<Int64>, size: Int64)? {
+        guard text.hasPrefix("bytes ") else { return nil }
+        let parts = text.dropFirst(6).split(separator: "/")
+        guard parts.count == 2, let size = Int64(parts[1]) else { return nil }
+        let bounds = parts[0].split(separator: "-")
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]) else { return nil }
+        return (first..<(last + 1), size)
+    }
+}
+
+/// The body of a streamed GET, read from its connection as chunks are asked for; the connection
+/// goes back to the pool once the body is complete, and is closed if the stream is dropped early.
+final class ResponseBodyStream: Sendable {
+    private struct State {
+        var connection: Connection?
+        var reader: ResponseReader
+    }
+    private let state: Locked<State>
+    private let transport: Transport
+    private let chunkSize: Int
+
+    init(connection: Connection, reader: ResponseReader, transport: Transport, chunkSize: Int) {
+        state = Locked(State(connection: connection, reader: reader))
+        self.transport = transport
+        self.chunkSize = chunkSize
+    }
+
+    deinit {
+        state.withLock { $0.connection?.close() }
+    }
+
+    /// The next chunk (exactly `chunkSize` bytes except the last), or `nil` at the end.
+    func next() async throws -> Data? {
+        try await BlockingIO.run { try self.readChunk() }
+    }
+
+    private func readChunk() throws -> Data? {
+        try state.withLock { state -> Data? in
+            guard let connection = state.connection else { return nil }
+            var chunk: [UInt8] = []
+            do {
+                while chunk.count < chunkSize, let piece = try state.reader.next(from: connection, limit: chunkSize - chunk.count) {
+                    chunk += piece
+                }
+            } catch let error as TransportError {
+                connection.close()
+                state.connection = nil
+                throw error.publicError
+            }
+            if state.reader.isComplete {
+                transport.finish(connection, reader: state.reader)
+                state.connection = nil
+            }
+            return chunk.isEmpty ? nil : Data(chunk)
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `blobd` next to the tests, for running `blob` against a real daemon.
+enum BlobdForCLI {
+    static let url: URL? = {
+        let candidate = BlobBinary.url?.deletingLastPathComponent().appendingPathComponent("blobd")
+        return candidate.flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
+    }()
+}
+
+/// `blob` without `--root`: every command through the daemon's client.
+@Suite(
+    "blob against blobd", .serialized,
+    .enabled(if: BlobBinary.url != nil && BlobdForCLI.url != nil, "blob or blobd binary not built; run `swift build` first"))
+struct DaemonModeTests {
+    let folder: TempFolder
+    let socket: String
+    let daemon = Process()
+
+    init() throws {
+        folder = try TempFolder()
+        var template = Array("/tmp/bcli-XXXXXX".utf8CString)
+        let short = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        socket = short + "/blobd.sock"
+        daemon.executableURL = BlobdForCLI.url
+        daemon.arguments = ["--root", folder.url.appendingPathComponent("root").path, "--socket", socket, "--durability", "relaxed"]
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        let deadline = Date().addingTimeInterval(15)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+    }
+
+    func stop() {
+        if daemon.isRunning {
+            kill(daemon.processIdentifier, SIGTERM)
+            daemon.waitUntilExit()
+        }
+        folder.cleanUp()
+        try? FileManager.default.removeItem(atPath: (socket as NSString).deletingLastPathComponent)
+    }
+
+    func blob(_ arguments: [String], input: Data? = nil) throws -> ProcessRun {
+        try runBlob(["--socket", socket] + arguments, input: input)
+    }
+
+    @Test func everyCommandWorksThroughTheDaemon() throws {
+        defer { stop() }
+        let content = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let put = try blob(["--json", "put", "box/dir/file.bin", "-", "--meta", "owner=me"], input: content)
+        #expect(put.status == 0, "\(put.errorText)")
+        #expect(try put.json()["size"] as? Int == content.count)
+        let get = try blob(["get", "box/dir/file.bin"])
+        #expect(get.status == 0 && get.output == content)
+        let stat = try blob(["--json", "stat", "box/dir/file.bin"])
+        #expect((try stat.json()["userMetadata"] as? [String: String]) == ["owner": "me"])
+        #expect(try blob(["ls", "box/dir/"]).outputText.contains("file.bin"))
+        #expect(try blob(["stores"]).outputText.contains("box"))
+        let verify = try blob(["verify", "box"])
+        #expect(verify.status == 0, "\(verify.errorText)")
+        #expect(try blob(["put", "box/once", "-", "--if-none-match"], input: Data([1])).status == 0)
+        #expect(try blob(["put", "box/once", "-", "--if-none-match"], input: Data([2])).status == 3)
+        #expect(try blob(["rm", "box/dir/file.bin"]).status == 0)
+        #expect(try blob(["get", "box/dir/file.bin"]).status == 2)
+        #expect(try blob(["put", "box/not-image", "-", "--image"], input: Data("hello".utf8)).status == 4)
+    }
+
+    @Test func watchPrintsChangesMadeByOthers() throws {
+        defer { stop() }
+        let watcher = Process()
+        watcher.executableURL = BlobBinary.url
+        watcher.arguments = ["--socket", socket, "--json", "watch", "w"]
+        let output = Pipe()
+        watcher.standardOutput = output
+        watcher.standardError = FileHandle.nullDevice
+        try watcher.run()
+        usleep(500_000)
+        #expect(try blob(["put", "w/a", "-"], input: Data("x".utf8)).status == 0)
+        #expect(try blob(["rm", "w/a"]).status == 0)
+        usleep(500_000)
+        kill(watcher.processIdentifier, SIGTERM)
+        watcher.waitUntilExit()
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.contains("\"a\"") == true)
+    }
+
+    @Test func aMissingDaemonExits69NamingTheSocket() throws {
+        defer { stop() }
+        let run = try runBlob(["--socket", "/tmp/no-such-blobd.sock", "stores"])
+        #expect(run.status == 69)
+        #expect(run.errorText.contains("/tmp/no-such-blobd.sock"))
+        #expect(run.errorText.contains("blobd"))
+    }
+}
