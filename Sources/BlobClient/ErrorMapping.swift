@@ -46,9 +46,8 @@ enum ErrorMapping {
         case "precondition_failed":
             let expected: ETag?
             if case .ifMatch(let tag) = context.condition { expected = tag } else { expected = nil }
-            // The ETag header when the daemon sends one, else the "found ETag …" of its message.
+            // blobd sends the current version's ETag with a 412 (none when the blob is absent).
             let actual = headers?.first(name: "ETag").flatMap(ETag.init)
-                ?? message.range(of: "found ETag ").flatMap { ETag(String(message[$0.upperBound...].prefix(16))) }
             return BlobStoreError.preconditionFailed(store: store, identifier: identifier, expected: expected, actual: actual)
         case "not_an_image":
             return BlobStoreError.notAnImage(store: store, identifier: identifier, reason: reason)

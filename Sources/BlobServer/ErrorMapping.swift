@@ -14,6 +14,9 @@ struct APIError: Error, Sendable {
     var code: String
     /// The human-readable message.
     var message: String
+    /// For `412`: the current version's ETag (`nil` when the blob is absent), sent as the `ETag` header
+    /// so a client can retry its compare-and-swap without another request.
+    var currentETag: ETag?
 
     init(_ status: HTTPStatus, _ code: String, _ message: String) {
         self.status = status
@@ -32,7 +35,9 @@ struct APIError: Error, Sendable {
         case .notFound: self.init(.notFound, "not_found", message)
         case .invalidIdentifier: self.init(.badRequest, "invalid_identifier", message)
         case .invalidStoreName: self.init(.badRequest, "invalid_store_name", message)
-        case .preconditionFailed: self.init(.preconditionFailed, "precondition_failed", message)
+        case .preconditionFailed(_, _, _, let actual):
+            self.init(.preconditionFailed, "precondition_failed", message)
+            currentETag = actual
         case .notAnImage: self.init(.unsupportedMediaType, "not_an_image", message)
         case .invalidRecord: self.init(422, "invalid_record", message)
         case .invalidMetadata: self.init(.badRequest, "invalid_metadata", message)
@@ -51,6 +56,7 @@ struct APIError: Error, Sendable {
     /// The error as a response (JSON body).
     func response(close: Bool = false) -> Response {
         var response = Response(status: status, json: JSONWriter.error(code: code, message: message))
+        if let currentETag { response.header(.etag, "\"\(currentETag.rawValue)\"") }
         response.closeConnection = close
         return response
     }
