@@ -50,5 +50,6 @@ let package = Package(
         .executableTarget(name: "article-example", dependencies: ["BlobStore"], path: "Examples/ArticleExample"),
         .executableTarget(name: "records-example", dependencies: ["BlobStore"], path: "Examples/RecordsExample"),
         .executableTarget(name: "async-example", dependencies: ["BlobStore"], path: "Examples/AsyncExample"),
+        .executableTarget(name: "client-example", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ClientExample"),
     ]
 )

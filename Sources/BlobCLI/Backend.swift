@@ -126,10 +126,7 @@ public enum BackendChoice: Sendable, Hashable {
 
     /// `$XDG_RUNTIME_DIR/blobstore/blobd.sock`, else `/tmp/blobstore-$UID/blobd.sock`.
     public static func defaultSocketPath(environment: [String: String]) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return runtime + "/blobstore/blobd.sock"
-        }
-        return "/tmp/blobstore-\(getuid())/blobd.sock"
+        DaemonSocket.defaultPath(environment: environment)
     }
 }
 

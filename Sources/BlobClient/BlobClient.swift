@@ -41,12 +41,12 @@ public final class BlobClient: Sendable {
     public let configuration: Configuration
     let transport: Transport
 
-    /// Where `blobd` listens by default: `$XDG_RUNTIME_DIR/blobstore/blobd.sock`, else `/tmp/blobstore-$UID/blobd.sock`.
+    /// Where `blobd` listens by default: `$BLOB_SOCKET` if set, else ``DaemonSocket/defaultPath(environment:)``
+    /// (`$XDG_RUNTIME_DIR/blobstore/blobd.sock`, else `/tmp/blobstore-$UID/blobd.sock`).
     public static var defaultSocketPath: String {
-        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            return runtime + "/blobstore/blobd.sock"
-        }
-        return "/tmp/blobstore-\(getuid())/blobd.sock"
+        let environment = ProcessInfo.processInfo.environment
+        if let socket = environment["BLOB_SOCKET"], !socket.isEmpty { return socket }
+        return DaemonSocket.defaultPath(environment: environment)
     }
 
     /// Creates a client of the daemon at `socketPath`; nothing is connected until the first request.

@@ -38,9 +38,6 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     /// `$XDG_RUNTIME_DIR/blobstore/blobd.sock` when that variable is an absolute path, else `/tmp/blobstore-$UID/blobd.sock`.
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return runtime + "/blobstore/blobd.sock"
-        }
-        return "/tmp/blobstore-\(getuid())/blobd.sock"
+        DaemonSocket.defaultPath(environment: environment)
     }
 }

@@ -47,7 +47,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
                 try data.withUnsafeBytes { try writer.append($0) }
                 return try writer.finish()
             } catch {
-                writer.abandon()
+                writer.discard()
                 throw error
             }
         }
@@ -69,7 +69,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
             let prepared = try await onIO { try writer.finish() }
             return try await commitPut(prepared)
         } catch {
-            writer.abandon()
+            _ = try? await onIO { writer.discard() }
             throw error
         }
     }
@@ -93,7 +93,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
                     }
                     return try writer.finish()
                 } catch {
-                    writer.abandon()
+                    writer.discard()
                     throw error
                 }
             }
@@ -102,7 +102,15 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     }
 
     private func commitPut(_ prepared: PreparedPut) async throws -> BlobMetadata {
-        try Swift.Result<MutationOutcome, any Error>.success(try await core.commit(.put(prepared))).storedMetadata()
+        do {
+            return try Swift.Result<MutationOutcome, any Error>.success(try await core.commit(.put(prepared))).storedMetadata()
+        } catch {
+            // The committer reclaims a failed put's temp file in the background; make sure it is gone
+            // before the failure is reported (the caller may exit at once).
+            let path = prepared.tempPath
+            _ = try? await onIO { _ = try? FileSystem.unlinkIfExists(path) }
+            throw error
+        }
     }
 
     // MARK: - Get

@@ -90,7 +90,16 @@ final class TempBlobWriter: @unchecked Sendable {
         return PreparedPut(identifier: identifier, tempPath: tempPath, header: header!, condition: options.condition, durable: durable)
     }
 
-    /// Drops the temp file. Safe to call at any point, also after ``finish()`` failed.
+    /// Drops the temp file now (blocking), so a caller can report the failure once the file is gone:
+    /// a process that exits right after a failed put leaves nothing behind. Safe to call at any point.
+    func discard() {
+        if let descriptor { try? descriptor.close() }
+        descriptor = nil
+        _ = try? FileSystem.unlinkIfExists(tempPath)
+    }
+
+    /// Drops the temp file in the background (for threads that must not block on an unlink, such as a
+    /// server's event loops). Safe to call at any point, also after ``finish()`` failed.
     func abandon() {
         if let descriptor { try? descriptor.close() }
         descriptor = nil
