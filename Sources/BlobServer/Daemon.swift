@@ -22,6 +22,18 @@ public enum Daemon {
         }
     }
 
+    /// Each connection costs a descriptor; the usual soft limit (1024) would refuse clients long before
+    /// memory runs short, so take the hard limit, as nginx's `worker_rlimit_nofile` does.
+    private static func raiseOpenFileLimit(log: Log) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        let previous = limit.rlim_cur
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            log(.info, "open file limit raised from \(previous) to \(limit.rlim_max)")
+        }
+    }
+
     private static func serve(_ configuration: ServerConfiguration, log: Log) throws {
         let root = configuration.root.standardizedFileURL.path
         let socketPath = configuration.socketPath
@@ -31,6 +43,7 @@ public enum Daemon {
             + "allowed group \(configuration.allowedGroup.map(String.init) ?? "none"), log level \(configuration.logLevel), "
             + "event heartbeat \(configuration.heartbeatSeconds) s")
 
+        raiseOpenFileLimit(log: log)
         do { try FileSystem.makeDirectories(root, permissions: 0o700) } catch {
             throw StartupError("cannot create root \(root): \(error)")
         }
