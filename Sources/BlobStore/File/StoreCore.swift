@@ -117,7 +117,9 @@ final class StoreCore: @unchecked Sendable {
             }
             return
         }
-        try writeDurably(Array("blobstore \(StoreRoot.formatVersion)\n".utf8), to: marker, temp: marker + ".tmp")
+        // Several processes may open a new root at once: each writes its own temp file (a shared one
+        // could be truncated by one while another renames it, leaving an empty marker for good).
+        try writeDurably(Array("blobstore \(StoreRoot.formatVersion)\n".utf8), to: marker, temp: marker + "." + uniqueName("tmp-"))
     }
 
     private static func lock(_ path: String) throws -> FileDescriptor {
