@@ -1,0 +1,193 @@
+import BlobStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built command line tools of this package (`<package>/.build/debug/blob|blobd`), or why not.
+enum BuiltTool {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func url(_ name: String) -> URL? {
+        let candidates = [
+            packageRoot.appendingPathComponent(".build/debug/" + name),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    static let blob = url("blob")
+
+    static func skipReason(_ name: String) -> String {
+        "\(name) binary not found in \(packageRoot.path)/.build/debug; run `swift build` first"
+    }
+}
+
+/// SplitMix64: fast and seedable.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Self-checking content: `BSCR`, writer (UInt16), identifier index (UInt16), sequence (UInt64),
+/// total length (UInt64), random bytes, and the XXH64 of everything before the last 8 bytes.
+/// Blobs under 40 bytes are random bytes only (recognised by their XXH64).
+enum VersionContent {
+    static let minimumSelfChecking = 40
+
+    static func make(size: Int, writer: Int, idIndex: Int, sequence: UInt64, rng: inout SeededRandom) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        bytes.withUnsafeMutableBytes { raw in
+            var offset = 0
+            while offset + 8 <= raw.count {
+                raw.storeBytes(of: rng.next().littleEndian, toByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            while offset < raw.count {
+                raw[offset] = UInt8(truncatingIfNeeded: rng.next())
+                offset += 1
+            }
+            guard size >= minimumSelfChecking else { return }
+            for (offset, byte) in "BSCR".utf8.enumerated() { raw[offset] = byte }
+            raw.storeBytes(of: UInt16(writer).littleEndian, toByteOffset: 4, as: UInt16.self)
+            raw.storeBytes(of: UInt16(idIndex).littleEndian, toByteOffset: 6, as: UInt16.self)
+            raw.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: UInt64(size).littleEndian, toByteOffset: 16, as: UInt64.self)
+            let sum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[..<(size - 8)]))
+            raw.storeBytes(of: sum.littleEndian, toByteOffset: size - 8, as: UInt64.self)
+        }
+        return bytes
+    }
+
+    static func hash(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { XXH64.hash($0) } }
+
+    /// Why `bytes` is not a complete version, or nil.
+    static func problem(in bytes: [UInt8], idIndex: Int) -> String? {
+        guard bytes.count >= minimumSelfChecking else { return nil }
+        return bytes.withUnsafeBytes { raw -> String? in
+            guard Array(raw[0..<4]) == Array("BSCR".utf8) else { return "no BSCR magic (foreign or torn content)" }
+            let length = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+            guard length == UInt64(bytes.count) else { return "embedded length \(length) but \(bytes.count) bytes (torn)" }
+            let index = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 6, as: UInt16.self)))
+            guard index == idIndex else { return "content written for identifier #\(index), found under #\(idIndex)" }
+            let stored = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+            let sum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[..<(bytes.count - 8)]))
+            return stored == sum ? nil : "embedded checksum mismatch (torn content)"
+        }
+    }
+}
+
+/// A child process with its standard error captured in a file; always reaped.
+final class Child {
+    let process = Process()
+    let errorPath: String
+
+    init(_ executable: URL, _ arguments: [String], errorPath: String) throws {
+        self.errorPath = errorPath
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: errorPath)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var errorText: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+
+    func kill9() { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+    /// Waits (killing it after `seconds`) and returns how it ended.
+    @discardableResult
+    func wait(seconds: Double = 60) -> (status: Int32, killed: Bool) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+    }
+
+    deinit {
+        kill9()
+        process.waitUntilExit()
+    }
+}
+
+/// Runs `executable` to completion; its exit status and standard error.
+func runTool(_ executable: URL, _ arguments: [String], scratch: String) throws -> (status: Int32, stderr: String) {
+    let child = try Child(executable, arguments, errorPath: scratch + "/stderr-\(UUID().uuidString.prefix(8))")
+    let (status, killed) = child.wait()
+    return (killed ? -status : status, child.errorText)
+}
+
+/// Files in a folder (none when it is missing).
+func folderEntries(_ path: String) -> [String] {
+    (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+}
+
+/// Waits until a store's lock can be taken (the engine of a dropped `PersistentDataStore` is gone), up to `seconds`.
+func waitForStoreUnlocked(_ storePath: String, seconds: Double = 10) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    repeat {
+        let fd = open(storePath + "/.lock", O_RDONLY | O_CLOEXEC)
+        if fd < 0 { return true }
+        let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+        close(fd)  // releases our probe lock too
+        if free { return true }
+        usleep(5_000)
+    } while Date() < deadline
+    return false
+}
+
+/// Starts a program with `posix_spawn` (default signal mask and dispositions; stdout to /dev/null,
+/// stderr appended to `errorPath`) and returns its pid; reap it with ``waitForProcess(_:)``.
+func spawnProcess(_ path: String, _ arguments: [String], errorPath: String) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGPIPE, SIGCHLD, SIGXFSZ] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+    guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
+    return pid
+}
+
+/// Reaps a spawned process (killing it after `seconds`); its exit status, or -signal.
+func waitForProcess(_ pid: pid_t, seconds: Double = 60) -> Int32 {
+    let deadline = Date().addingTimeInterval(seconds)
+    var status: Int32 = 0
+    while true {
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid { break }
+        if result < 0 && errno != EINTR { return -1 }
+        if Date() > deadline { kill(pid, SIGKILL) }
+        usleep(2_000)
+    }
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : -signal
+}
