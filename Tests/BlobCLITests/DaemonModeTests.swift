@@ -78,15 +78,40 @@ struct DaemonModeTests {
         watcher.standardOutput = output
         watcher.standardError = FileHandle.nullDevice
         try watcher.run()
-        usleep(500_000)
+        let collected = Box(Data())
+        let reader = output.fileHandleForReading
+        reader.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            collected.with { $0.append(chunk) }
+        }
+        func text() -> String { String(decoding: collected.current, as: UTF8.self) }
+        func waitFor(_ needle: String) -> Bool {
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                if text().contains(needle) { return true }
+                usleep(50_000)
+            }
+            return false
+        }
+        // The watcher connects in the background: probe until it reports a change.
+        let deadline = Date().addingTimeInterval(15)
+        var probes = 0
+        while !text().contains("probe") && Date() < deadline {
+            probes += 1
+            _ = try blob(["put", "w/probe", "-"], input: Data("\(probes)".utf8))
+            usleep(200_000)
+        }
+        #expect(text().contains("probe"), "watch never reported a change")
         #expect(try blob(["put", "w/a", "-"], input: Data("x".utf8)).status == 0)
         #expect(try blob(["rm", "w/a"]).status == 0)
-        usleep(500_000)
+        #expect(waitFor("\"removed\""))
         kill(watcher.processIdentifier, SIGTERM)
         watcher.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        reader.readabilityHandler = nil
+        let lines = text().split(separator: "\n").filter { !$0.contains("probe") }
         #expect(lines.count == 2, "\(lines)")
-        #expect(lines.first?.contains("\"a\"") == true)
+        #expect(lines.first?.contains("\"put\"") == true && lines.first?.contains("\"a\"") == true)
+        #expect(lines.last?.contains("\"removed\"") == true)
     }
 
     @Test func aMissingDaemonExits69NamingTheSocket() throws {
