@@ -98,6 +98,18 @@ extension Router {
                 }
             }
         }
+        // Refuse a bad identifier or metadata before `create: true` makes the store's folder:
+        // a refused PUT must not leave an empty store behind (the upload checks them again).
+        try StoreName.validate(name)
+        try BlobIdentifier.validate(identifier)
+        if let reason = UserMetadataRules.violation(contentType: options.contentType, userMetadata: options.userMetadata) {
+            throw BlobStoreError.invalidMetadata(store: name, identifier: identifier, reason: reason)
+        }
+        // A declared length over the store's maximum can never succeed: refuse it now, so that a
+        // client sending `Expect: 100-continue` gets 413 at once instead of `100 Continue`.
+        if case .contentLength(let length) = head.framing, length > stores.configuration.maximumBlobSize {
+            throw BlobStoreError.tooLarge(what: "blob '\(identifier.prefix(100))'", limit: stores.configuration.maximumBlobSize, actual: length)
+        }
         guard let store = try stores.store(name, create: true) else {
             throw APIError(.internalServerError, "internal_error", "store '\(name)' could not be opened")
         }

@@ -28,6 +28,15 @@ final class Router: Sendable {
         guard let route = Route(decodedPath: path) else {
             return (.respond(APIError(.notFound, "not_found", "no such resource: \(head.path)").response()), .other)
         }
+        // `Route` decodes leniently (invalid UTF-8 becomes U+FFFD), which would store and serve
+        // `%ff%fe` as the different identifier "\u{FFFD}\u{FFFD}". The store's rule is that an
+        // identifier must be valid UTF-8; a store name with such bytes fails its own rule below.
+        if case .blob(let store, let identifier) = route, StoreName.violation(in: store) == nil,
+            String(validating: path, as: UTF8.self) == nil
+        {
+            let error = BlobStoreError.invalidIdentifier(identifier: identifier, rule: .invalidUTF8)
+            return (.respond(APIError(error).response()), Router.operation(route: route, method: head.method))
+        }
         return (action(route: route, head: head), Router.operation(route: route, method: head.method))
     }
 
@@ -74,8 +83,11 @@ final class Router: Sendable {
                 return try put(store: store, identifier: id, head: head)
             case (.blob(let store, let id), .delete):
                 return try remove(store: store, identifier: id, head: head)
-            case (.health, _), (.stores, _), (.events, _), (.metrics, _), (.verify, _):
+            case (.health, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
+            case (.stores, _), (.events, _), (.metrics, _), (.verify, _):
+                // These answer GET only (HEAD included would make the Allow header claim a method that gets 405).
+                return .respond(Router.methodNotAllowed(head.method, allow: "GET"))
             case (.blobs, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, DELETE"))
             case (.blob, _):
