@@ -128,10 +128,11 @@ struct LifecycleTests {
         #expect(try daemon.connect().request("GET", "/v1/health").status == 200)
     }
 
-    @Test func usageErrorsExit64() throws {
+    @Test(arguments: [["--event-loops", "zero"], ["--heartbeat", "0"], ["--heartbeat", "9999"], ["--durability", "maybe"], ["--bogus"]])
+    func usageErrorsExit64(arguments: [String]) throws {
         let process = Process()
         process.executableURL = BlobdBinary.url!
-        process.arguments = ["--event-loops", "zero"]
+        process.arguments = arguments
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
