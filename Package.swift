@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore"]),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1"]),
 
-        .executableTarget(name: "blob-bench", dependencies: ["BlobStore", "BlobSystem"]),
+        .executableTarget(name: "blob-bench", dependencies: ["BlobStore", "BlobSystem", "BlobServer", "HTTP1"]),
 
         .executableTarget(name: "article-example", dependencies: ["BlobStore"], path: "Examples/ArticleExample"),
         .executableTarget(name: "records-example", dependencies: ["BlobStore"], path: "Examples/RecordsExample"),

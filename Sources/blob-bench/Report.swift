@@ -12,6 +12,23 @@ struct VariantResult: Codable, Sendable {
     var opsPerSecond: Double
     /// Every repetition, in order.
     var samples: [Double]
+    /// Median over repetitions of each run's median request latency (runs that time requests only).
+    var p50Microseconds: Double? = nil
+    /// Median over repetitions of each run's 99th-percentile request latency.
+    var p99Microseconds: Double? = nil
+}
+
+/// A single measured figure that is not a rate of operations: a start-up time, a peak RSS, a thread count.
+struct Figure: Codable, Sendable {
+    /// What was measured, e.g. `daemon peak RSS while a 4 GiB blob streams in`.
+    var name: String
+    var value: Double
+    /// `ms`, `MiB`, `threads`, `×` …
+    var unit: String
+    /// The issue's target for it, as text (e.g. `≤ 64 MiB`), if there is one.
+    var target: String? = nil
+    /// Whether the target was met, if there is one.
+    var met: Bool? = nil
 }
 
 /// A store variant against its baselines: medians of the per-repetition ratios, with their range.
@@ -19,8 +36,10 @@ struct ComparisonResult: Codable, Sendable {
     var store: String
     var raw: String?
     var article: String?
+    var peer: String? = nil
     var storeOverRaw: Stats.Summary?
     var storeOverArticle: Stats.Summary?
+    var storeOverPeer: Stats.Summary? = nil
 }
 
 /// Everything measured for one case of one scenario.
@@ -31,6 +50,8 @@ struct CaseResult: Codable, Sendable {
     var blobBytes: Int?
     var variants: [VariantResult]
     var comparisons: [ComparisonResult]
+    /// Figures that are not rates (scale and memory scenarios).
+    var figures: [Figure] = []
 }
 
 /// The whole run, as written by `--json`.
@@ -52,22 +73,33 @@ struct Report: Codable, Sendable {
     var environment: Environment
     var cases: [CaseResult]
 
-    /// The table printed at the end of a run: one row per store variant and its baselines.
+    /// The table printed at the end of a run: one row per store variant and its baselines, then the
+    /// figures that are not rates.
     func table() -> String {
-        let header = ["scenario", "blob", "variant", "store ops/s", "MiB/s", "raw ops/s", "article ops/s", "store/raw", "store/article"]
+        let hasPeers = cases.contains { $0.comparisons.contains { $0.peer != nil } }
+        let hasLatency = cases.contains { $0.variants.contains { $0.p50Microseconds != nil } }
+        var header = ["scenario", "blob", "variant", "store ops/s", "MiB/s", "raw ops/s", "article ops/s", "store/raw", "store/article"]
+        if hasPeers { header += ["peer ops/s", "store/peer"] }
+        if hasLatency { header += ["p50/p99 µs", "peer p50/p99 µs"] }
         var rows: [[String]] = []
         for result in cases {
             for comparison in result.comparisons {
                 guard let store = result.variants.first(where: { $0.name == comparison.store }) else { continue }
                 let raw = result.variants.first { $0.name == comparison.raw }
                 let article = result.variants.first { $0.name == comparison.article }
+                let peer = result.variants.first { $0.name == comparison.peer }
                 let mib = result.blobBytes.map { Report.compact(store.opsPerSecond * Double($0) / 1_048_576) } ?? "-"
-                rows.append([
+                var row = [
                     result.scenario, result.label, store.name, Report.compact(store.opsPerSecond), result.scenario == "list" ? "-" : mib,
                     raw.map { "\(Report.compact($0.opsPerSecond)) (\($0.name))" } ?? "-",
                     article.map { "\(Report.compact($0.opsPerSecond)) (\($0.name))" } ?? "-",
                     Report.ratio(comparison.storeOverRaw), Report.ratio(comparison.storeOverArticle),
-                ])
+                ]
+                if hasPeers {
+                    row += [peer.map { "\(Report.compact($0.opsPerSecond)) (\($0.name))" } ?? "-", Report.ratio(comparison.storeOverPeer)]
+                }
+                if hasLatency { row += [Report.latency(store), peer.map(Report.latency) ?? "-"] }
+                rows.append(row)
             }
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
@@ -78,8 +110,24 @@ struct Report: Codable, Sendable {
                 return column < 3 ? cell + pad : pad + cell
             }.joined(separator: "  ")
         }
-        var text = line(header) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n"
-        for row in rows { text += line(row) + "\n" }
+        var text = ""
+        if !rows.isEmpty {
+            text += line(header) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n"
+            for row in rows { text += line(row) + "\n" }
+        }
+        let figures = cases.flatMap { result in result.figures.map { (result.scenario, $0) } }
+        if !figures.isEmpty {
+            text += "\n"
+            let nameWidth = figures.map { $0.0.count + 2 + $0.1.name.count }.max() ?? 0
+            for (scenario, figure) in figures {
+                let name = "\(scenario): \(figure.name)"
+                var entry = name + String(repeating: " ", count: nameWidth - name.count) + "  " + Report.compact(figure.value) + " " + figure.unit
+                if let target = figure.target {
+                    entry += "  (target \(target)\(figure.met.map { $0 ? ": met" : ": MISSED" } ?? ""))"
+                }
+                text += entry + "\n"
+            }
+        }
         text += """
             ops/s: median of \(environment.repetitions) repetitions, variants interleaved. Ratios: median of per-repetition \
             ratios [lowest–highest]. list: 1 op = one listing of all 10,000 blobs. File creation probe at start: \
@@ -87,6 +135,12 @@ struct Report: Codable, Sendable {
 
             """
         return text
+    }
+
+    /// `85/210`, or `-` when the variant did not time its requests.
+    static func latency(_ variant: VariantResult) -> String {
+        guard let p50 = variant.p50Microseconds, let p99 = variant.p99Microseconds else { return "-" }
+        return "\(compact(p50))/\(compact(p99))"
     }
 
     /// The report as pretty-printed JSON.

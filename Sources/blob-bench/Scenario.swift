@@ -28,6 +28,8 @@ struct Variant: Sendable {
     /// What is being measured; ratios are always store over a baseline.
     enum Kind: String, Codable, Sendable {
         case store, raw, article
+        /// Another server doing the same work (nginx, Redis), driven by the same load generator.
+        case peer
     }
 
     /// Shown in reports, e.g. `store×2`.
@@ -40,12 +42,19 @@ struct Variant: Sendable {
     /// Runs once per repetition in `directory`, a fresh empty folder removed afterwards. Untimed setup
     /// goes before ``Timing/measure(_:)``; the returned duration is the timed part only.
     var run: @Sendable (_ directory: String) async throws -> Duration
+    /// Where a run that times each request leaves its latency percentiles (daemon scenarios); read
+    /// after every run.
+    var latency: LatencySink?
 
-    init(_ kind: Kind, concurrency: Int, operations: Int, run: @escaping @Sendable (_ directory: String) async throws -> Duration) {
-        self.name = "\(kind.rawValue)×\(concurrency)"
+    init(
+        _ kind: Kind, concurrency: Int, operations: Int, name: String? = nil, latency: LatencySink? = nil,
+        run: @escaping @Sendable (_ directory: String) async throws -> Duration
+    ) {
+        self.name = name ?? "\(kind.rawValue)×\(concurrency)"
         self.kind = kind
         self.concurrency = concurrency
         self.operations = operations
+        self.latency = latency
         self.run = run
     }
 }
@@ -55,6 +64,8 @@ struct Comparison: Sendable {
     var store: String
     var raw: String?
     var article: String?
+    /// A peer server's variant (daemon scenarios).
+    var peer: String? = nil
 }
 
 /// Clock helpers for variants.
@@ -97,6 +108,7 @@ struct ScenarioContext: Sendable {
         scenario: String, label: String, blobBytes: Int?, variants: [Variant], comparisons: [Comparison]
     ) async throws -> CaseResult {
         var samples = Array(repeating: [Double](), count: variants.count)
+        var latencies = Array(repeating: [LatencySink.Percentiles](), count: variants.count)
         let caseFolder = try folder(label.filter { $0.isLetter || $0.isNumber })
         InodeSpreading.mark(caseFolder)
         for repetition in 0..<repetitions {
@@ -112,13 +124,22 @@ struct ScenarioContext: Sendable {
                 let rate = Double(variant.operations) / max(seconds, 1e-9)
                 samples[index].append(rate)
                 line += " \(variant.name) \(Report.compact(rate))"
+                if let percentiles = variant.latency?.take() {
+                    latencies[index].append(percentiles)
+                    line += " (p50 \(Report.compact(percentiles.p50)) µs, p99 \(Report.compact(percentiles.p99)) µs)"
+                }
             }
             Console.progress(line)
         }
-        let results = zip(variants, samples).map { variant, rates in
-            VariantResult(
+        let results = variants.indices.map { index in
+            let variant = variants[index]
+            let rates = samples[index]
+            let measured = latencies[index]
+            return VariantResult(
                 name: variant.name, kind: variant.kind, concurrency: variant.concurrency, operations: variant.operations,
-                opsPerSecond: Stats.median(rates), samples: rates)
+                opsPerSecond: Stats.median(rates), samples: rates,
+                p50Microseconds: measured.isEmpty ? nil : Stats.median(measured.map(\.p50)),
+                p99Microseconds: measured.isEmpty ? nil : Stats.median(measured.map(\.p99)))
         }
         func rates(_ name: String?) -> [Double]? {
             guard let name else { return nil }
@@ -132,8 +153,9 @@ struct ScenarioContext: Sendable {
                 return Stats.summary(zip(store, baseline).map { $0 / max($1, 1e-12) })
             }
             return ComparisonResult(
-                store: comparison.store, raw: comparison.raw, article: comparison.article,
-                storeOverRaw: ratio(rates(comparison.raw)), storeOverArticle: ratio(rates(comparison.article)))
+                store: comparison.store, raw: comparison.raw, article: comparison.article, peer: comparison.peer,
+                storeOverRaw: ratio(rates(comparison.raw)), storeOverArticle: ratio(rates(comparison.article)),
+                storeOverPeer: ratio(rates(comparison.peer)))
         }
         return CaseResult(scenario: scenario, label: label, blobBytes: blobBytes, variants: results, comparisons: compared)
     }

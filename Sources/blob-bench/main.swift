@@ -1,5 +1,18 @@
+import BlobServer
 import Glibc
 
 // Everything lives in `Runner`, outside top-level code: closures written here would be inferred
 // @MainActor and trap when a queue or thread calls them.
+//
+// `blob-bench __blobd ARGS` is the daemon the daemon scenarios start as a child process: the same
+// `Daemon.run` and command line as `blobd`, so measuring it needs no separately built `blobd` binary.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == BenchDaemon.childCommand {
+    switch DaemonCommandLine.parse(Array(CommandLine.arguments.dropFirst(2))) {
+    case .run(let configuration): exit(Daemon.run(configuration))
+    case .help: exit(0)
+    case .usageError(let message):
+        Console.progress("blob-bench \(BenchDaemon.childCommand): \(message)")
+        exit(64)
+    }
+}
 exit(await Runner.run(CommandLine.arguments))

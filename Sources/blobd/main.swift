@@ -6,9 +6,9 @@ import Glibc
 
 // Thin on purpose: top-level code is @MainActor-isolated, so the threads, signal handling and
 // callbacks all live in BlobServer, and this file only parses arguments and blocks in Daemon.run.
-switch Arguments.parse(Array(CommandLine.arguments.dropFirst())) {
+switch DaemonCommandLine.parse(Array(CommandLine.arguments.dropFirst())) {
 case .help:
-    print(Arguments.usage)
+    print(DaemonCommandLine.usage)
     exit(0)
 case .usageError(let message):
     Log.write("blobd: \(message) (try blobd --help)")

@@ -1,10 +1,11 @@
-import BlobServer
 import BlobStore
 import Foundation
 
-/// The command line, parsed by hand (no package dependencies).
-enum Arguments {
-    static let usage = """
+/// `blobd`'s command line, parsed by hand (no package dependencies). Public so that other
+/// executables (the benchmark runs a daemon as a child of itself) start exactly the same daemon.
+public enum DaemonCommandLine {
+    /// The `--help` text.
+    public static let usage = """
         usage: blobd [--root DIR] [--socket PATH] [--durability durable|relaxed] [--event-loops N]
                      [--allow-group GID] [--log-level error|info|debug] [--heartbeat SECONDS] [--help]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
@@ -17,13 +18,18 @@ enum Arguments {
           --heartbeat SECONDS interval of ':' heartbeats on idle /v1/events streams (default 15)
         """
 
-    enum Outcome {
+    /// What a command line asks for.
+    public enum Outcome: Sendable {
+        /// Serve with this configuration.
         case run(ServerConfiguration)
+        /// Print ``usage`` and exit 0.
         case help
+        /// A mistake, described in one line; exit 64.
         case usageError(String)
     }
 
-    static func parse(_ arguments: [String]) -> Outcome {
+    /// Parses `arguments` (without the program name).
+    public static func parse(_ arguments: [String]) -> Outcome {
         var configuration = ServerConfiguration()
         var index = 0
         func value(_ flag: String) -> String? {

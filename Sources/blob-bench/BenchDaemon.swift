@@ -1,0 +1,107 @@
+import BlobSystem
+import Foundation
+import Glibc
+
+/// A daemon under measurement: this very executable re-run as `blob-bench __blobd ARGS` (see
+/// `main.swift`), which runs the same `Daemon.run` as `blobd`, in its own process so that its CPU,
+/// threads and memory are its own and it shares the 2 cores with the load generator exactly as a
+/// separate `blobd` would.
+final class BenchDaemon: @unchecked Sendable {
+    /// The hidden first argument that turns `blob-bench` into the daemon.
+    static let childCommand = "__blobd"
+
+    /// The child's process id. Owned by the creating thread; read-only after `init`.
+    let pid: pid_t
+    /// Where it listens.
+    let socketPath: String
+    /// Its stores folder.
+    let root: String
+
+    /// Starts a daemon on `root` and `socketPath` (whose folder is created, owner-only) and waits until
+    /// it accepts connections. `arguments` are extra `blobd` flags (e.g. `--durability relaxed`).
+    init(root: String, socketPath: String, arguments: [String] = []) throws {
+        self.root = root
+        self.socketPath = socketPath
+        let socketFolder = (socketPath as NSString).deletingLastPathComponent
+        try FileSystem.makeDirectories(socketFolder)
+        chmod(socketFolder, 0o700)
+        let executable = BenchDaemon.executablePath()
+        let argv = [executable, BenchDaemon.childCommand, "--root", root, "--socket", socketPath, "--log-level", "error"] + arguments
+        var child: pid_t = 0
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        let status = posix_spawn(&child, executable, nil, nil, &cArguments, environ)
+        guard status == 0 else { throw BenchFailure("cannot start the daemon \(executable): errno \(status)") }
+        pid = child
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let socket = try? UnixSocket.connect(path: socketPath) {
+                try? socket.close()
+                return
+            }
+            var exitStatus: Int32 = 0
+            if waitpid(pid, &exitStatus, WNOHANG) == pid {
+                throw BenchFailure("the daemon exited during start-up (status \(exitStatus)) on root \(root)")
+            }
+            usleep(5_000)
+        }
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, nil, 0)
+        throw BenchFailure("the daemon did not accept connections on \(socketPath) within 20 s")
+    }
+
+    /// Asks the daemon to stop (SIGTERM, graceful) and reaps it; SIGKILL after 10 s.
+    func stop() {
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if waitpid(pid, nil, WNOHANG) == pid { return }
+            usleep(5_000)
+        }
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, nil, 0)
+    }
+
+    /// The daemon's memory and threads right now, from `/proc/PID/status`.
+    func status() -> ProcessStatus? { ProcessStatus(pid: pid) }
+
+    /// This executable's path (`/proc/self/exe`).
+    static func executablePath() -> String {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let count = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
+        guard count > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[..<count], as: UTF8.self)
+    }
+}
+
+/// Resident memory and thread count of a process, read from `/proc/PID/status`.
+struct ProcessStatus: Sendable {
+    /// Current resident set (VmRSS), bytes.
+    var residentBytes: Int
+    /// Peak resident set so far (VmHWM), bytes.
+    var peakResidentBytes: Int
+    /// Threads.
+    var threads: Int
+
+    /// Reads `/proc/PID/status`; `nil` if the process is gone.
+    init?(pid: pid_t) {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        var values: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let number = parts[1].split(separator: " ").first.flatMap { Int($0) }
+            values[String(parts[0])] = number
+        }
+        guard let rss = values["VmRSS"], let hwm = values["VmHWM"], let threads = values["Threads"] else { return nil }
+        residentBytes = rss * 1024
+        peakResidentBytes = hwm * 1024
+        self.threads = threads
+    }
+}
+
+/// A benchmark that could not run as set up (a peer missing a file, a daemon that would not start).
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
