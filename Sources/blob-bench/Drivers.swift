@@ -62,6 +62,45 @@ enum Drivers {
         }
     }
 
+    /// Gets through the store's blocking API (`openForReading`, `read`, `close`) on `readers` threads.
+    static func blockingGet(_ workload: Workload, store: PersistentDataStore, readers: Int, operations: Int) -> Variant {
+        Variant(.store, concurrency: readers, operations: operations, name: "blocking×\(readers)") { _ in
+            let expected = Int64(workload.data.count)
+            let identifiers = workload.identifiers
+            return try await Timing.measure {
+                try await Workers.run(readers) { reader in
+                    for index in stride(from: reader, to: operations, by: readers) {
+                        let handle = try store.openForReading(identifiers[index % identifiers.count])
+                        defer { handle.close() }
+                        guard try handle.read(0..<expected).count == expected else { throw BaselineFailure(count: 1) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `operations` async round trips through a concurrent `DispatchQueue` doing nothing, from
+    /// `readers` tasks: the cost of the two thread hand-offs every queue-backed async call pays.
+    static func emptyHop(readers: Int, operations: Int) -> Variant {
+        Variant(.store, concurrency: readers, operations: operations, name: "hop×\(readers)") { _ in
+            let queue = DispatchQueue(label: "blob-bench.hop", attributes: .concurrent)
+            return try await Timing.measure {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for reader in 0..<readers {
+                        group.addTask {
+                            for _ in stride(from: reader, to: operations, by: readers) {
+                                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                                    queue.async { continuation.resume() }
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+
     // MARK: - Raw POSIX
 
     /// Raw temp-file-and-rename puts into `folder` (or the run's folder), on `writers` threads.

@@ -3,6 +3,12 @@ import Foundation
 
 /// `get`: whole-blob reads of existing blobs (warm page cache), store against raw open/read/close
 /// and the article's `loadData`, with 1 and 2 concurrent readers each.
+///
+/// Two more variants explain the async API's figure: `blocking` reads through the store's blocking
+/// API (`openForReading` + `read`, what blobd's loops call) from dedicated threads, so it shows the
+/// store's own read path without Swift-concurrency hand-offs; `hop` is an async round trip through
+/// a concurrent `DispatchQueue` that does no work at all — the ceiling of any store whose async
+/// reads run on a queue, as the article's design (and ours) prescribes.
 struct GetScenario: Scenario {
     var name: String { "get" }
     var summary: String { "get existing blobs (warm cache): store ×1/×2 readers vs raw open/read/close and the article's loadData" }
@@ -33,6 +39,16 @@ struct GetScenario: Scenario {
                     Drivers.articleGet(workload, store: article, readers: readers, operations: gets),
                 ]
                 comparisons.append(Comparison(store: "store×\(readers)", raw: "raw×\(readers)", article: "article×\(readers)"))
+                if bytes == BlobSize.small {
+                    variants += [
+                        Drivers.blockingGet(workload, store: store, readers: readers, operations: gets),
+                        Drivers.emptyHop(readers: readers, operations: gets),
+                    ]
+                    comparisons += [
+                        Comparison(store: "blocking×\(readers)", raw: "raw×\(readers)", article: nil),
+                        Comparison(store: "hop×\(readers)", raw: "raw×\(readers)", article: nil),
+                    ]
+                }
             }
             results.append(
                 try await context.measure(
