@@ -31,6 +31,8 @@ final class EventLoop: @unchecked Sendable {
     private let finished = Locked(false)
     private static let wakeToken = UInt64.max
     private static let interest: Epoll.Events = [.readable, .writable, .peerClosed, .edgeTriggered]
+    /// Event bits after which the socket will never raise another input edge.
+    private static let endOfInput: Epoll.Events = [.peerClosed, .hangUp, .error]
     private static let sendFileChunk = 1 << 20
     /// A streaming client that lets this much output pile up is too slow and is dropped.
     private static let streamBacklogLimit = 4 << 20
@@ -104,6 +106,8 @@ final class EventLoop: @unchecked Sendable {
                     wakeup.drain()
                     runInbox()
                 } else if Int(token) < connections.count, let connection = connections[Int(token)] {
+                    connection.mayHaveInput = true
+                    if !Epoll.Events(rawValue: events[i].events).isDisjoint(with: EventLoop.endOfInput) { connection.hangUpSeen = true }
                     drive(connection)
                 }
             }
@@ -202,10 +206,15 @@ final class EventLoop: @unchecked Sendable {
                 queue(APIError(.requestHeaderFieldsTooLarge, "bad_request", "the request head is too large").response(close: true), to: c)
                 continue
             }
+            guard c.mayHaveInput else { return }
             let space = UnsafeMutableRawBufferPointer(rebasing: c.buffer[c.end...])
             do {
-                guard let n = try c.socket.receive(into: space) else { return }
+                guard let n = try c.socket.receive(into: space) else {
+                    c.mayHaveInput = false
+                    return
+                }
                 if n == 0 { c.inputClosed = true } else { c.end += n }
+                if n < space.count && !c.hangUpSeen { c.mayHaveInput = false }
             } catch {
                 close(c)
                 return

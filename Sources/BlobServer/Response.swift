@@ -45,6 +45,16 @@ struct Response: Sendable {
         HTTPSerializer.appendHeader(name, value, into: &headerLines)
     }
 
+    /// Adds a header line whose value is in a caller's buffer.
+    mutating func header(_ name: KnownHeader, bytes: UnsafeBufferPointer<UInt8>) {
+        HTTPSerializer.appendHeader(name, bytes: bytes, into: &headerLines)
+    }
+
+    /// Adds a header line with a constant name and a value in a caller's buffer.
+    mutating func header(name: StaticString, bytes: UnsafeBufferPointer<UInt8>) {
+        HTTPSerializer.appendHeader(name: name, bytes: bytes, into: &headerLines)
+    }
+
     /// Adds a header line with any name.
     mutating func header(_ name: String, _ value: String) {
         HTTPSerializer.appendHeader(name: name, value: value, into: &headerLines)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a request path names.
 enum Route: Equatable {
     /// `/v1/health`
@@ -16,21 +20,32 @@ enum Route: Equatable {
     case blob(store: String, identifier: String)
 
     /// Matches a percent-decoded path; `nil` when it names nothing.
+    ///
+    /// Matched on bytes: this runs for every request, and String comparisons and `hasPrefix`
+    /// work on Characters (grapheme breaking), which cost more than the rest of routing.
     init?(decodedPath path: [UInt8]) {
-        let text = String(decoding: path, as: UTF8.self)
-        if text == "/v1/health" { self = .health; return }
-        if text == "/v1/events" { self = .events; return }
-        if text == "/metrics" { self = .metrics; return }
-        if text == "/v1/stores" || text == "/v1/stores/" { self = .stores; return }
-        let prefix = "/v1/stores/"
-        guard text.hasPrefix(prefix) else { return nil }
-        let rest = text.dropFirst(prefix.count)
-        guard let slash = rest.firstIndex(of: "/") else { return nil }
-        let store = String(rest[..<slash])
-        let tail = rest[rest.index(after: slash)...]
-        if tail == "blobs" || tail == "blobs/" { self = .blobs(store: store); return }
-        if tail == "verify" { self = .verify(store: store); return }
-        guard tail.hasPrefix("blobs/") else { return nil }
-        self = .blob(store: store, identifier: String(tail.dropFirst("blobs/".count)))
+        func equals(_ bytes: ArraySlice<UInt8>, _ literal: StaticString) -> Bool {
+            bytes.count == literal.utf8CodeUnitCount
+                && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, literal.utf8Start, bytes.count) == 0 }
+        }
+        func hasPrefix(_ bytes: ArraySlice<UInt8>, _ literal: StaticString) -> Bool {
+            bytes.count >= literal.utf8CodeUnitCount
+                && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, literal.utf8Start, literal.utf8CodeUnitCount) == 0 }
+        }
+        let all = path[...]
+        if equals(all, "/v1/health") { self = .health; return }
+        if equals(all, "/v1/events") { self = .events; return }
+        if equals(all, "/metrics") { self = .metrics; return }
+        if equals(all, "/v1/stores") || equals(all, "/v1/stores/") { self = .stores; return }
+        let prefix: StaticString = "/v1/stores/"
+        guard hasPrefix(all, prefix) else { return nil }
+        let rest = all.dropFirst(prefix.utf8CodeUnitCount)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let store = String(decoding: rest[..<slash], as: UTF8.self)
+        let tail = rest[(slash + 1)...]
+        if equals(tail, "blobs") || equals(tail, "blobs/") { self = .blobs(store: store); return }
+        if equals(tail, "verify") { self = .verify(store: store); return }
+        guard hasPrefix(tail, "blobs/") else { return nil }
+        self = .blob(store: store, identifier: String(decoding: tail.dropFirst(6), as: UTF8.self))
     }
 }

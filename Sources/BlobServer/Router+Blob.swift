@@ -53,11 +53,26 @@ extension Router {
 
     /// ETag, Last-Modified, Blob-* headers.
     static func appendMetadataHeaders(_ metadata: BlobMetadata, into response: inout Response) {
-        response.header(.etag, "\"\(metadata.etag.rawValue)\"")
-        response.header(.lastModified, HTTPDates.imfFixdate(metadata.modified))
-        response.header("Blob-Created", HTTPDates.rfc3339(metadata.created))
-        for (key, value) in metadata.userMetadata.sorted(by: { $0.key < $1.key }) {
-            response.header("Blob-Meta-" + key, value)
+        // Formatted on the stack: these run on every GET and HEAD.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { scratch in
+            let etag = metadata.etag.rawValue.utf8
+            scratch[0] = 0x22  // "
+            var count = 1
+            for byte in etag.prefix(30) {
+                scratch[count] = byte
+                count += 1
+            }
+            scratch[count] = 0x22
+            response.header(.etag, bytes: UnsafeBufferPointer(rebasing: scratch[..<(count + 1)]))
+            HTTPDates.writeIMFFixdate(metadata.modified, into: scratch)
+            response.header(.lastModified, bytes: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.imfFixdateLength]))
+            HTTPDates.writeRFC3339(metadata.created, into: scratch)
+            response.header(name: "Blob-Created", bytes: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.rfc3339Length]))
+        }
+        if !metadata.userMetadata.isEmpty {
+            for (key, value) in metadata.userMetadata.sorted(by: { $0.key < $1.key }) {
+                response.header("Blob-Meta-" + key, value)
+            }
         }
         if let image = metadata.image {
             response.header("Blob-Image-Format", image.format.rawValue)

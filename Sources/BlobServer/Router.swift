@@ -32,7 +32,7 @@ final class Router: Sendable {
         // `%ff%fe` as the different identifier "\u{FFFD}\u{FFFD}". The store's rule is that an
         // identifier must be valid UTF-8; a store name with such bytes fails its own rule below.
         if case .blob(let store, let identifier) = route, StoreName.violation(in: store) == nil,
-            String(validating: path, as: UTF8.self) == nil
+            !path.allSatisfy({ $0 < 0x80 }), String(validating: path, as: UTF8.self) == nil
         {
             let error = BlobStoreError.invalidIdentifier(identifier: identifier, rule: .invalidUTF8)
             return (.respond(APIError(error).response()), Router.operation(route: route, method: head.method))

@@ -69,6 +69,20 @@ public enum HTTPSerializer {
         value.withUnsafeBufferPointer { buffer.appendFieldLine(name: name.nameBytes, value: $0) }
     }
 
+    /// Appends `Name: value` CR LF for a well-known name, with the value in a caller's buffer (a
+    /// date or an ETag formatted on the stack); sanitized like a String value.
+    public static func appendHeader(_ name: KnownHeader, bytes value: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+        buffer.appendFieldLine(name: name.nameBytes, value: value)
+    }
+
+    /// Appends `Name: value` CR LF for a constant name (which must be a token), with the value in a
+    /// caller's buffer; sanitized like a String value.
+    public static func appendHeader(name: StaticString, bytes value: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+        let nameBytes = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        assert(!nameBytes.isEmpty && nameBytes.allSatisfy(isTokenByte), "invalid header name \(name)")
+        buffer.appendFieldLine(name: nameBytes, value: value)
+    }
+
     /// Appends `Name: 1234` CR LF for a well-known name, formatting the number without a String.
     public static func appendHeader(_ name: KnownHeader, _ value: Int64, into buffer: inout [UInt8]) {
         precondition(value >= 0, "header values written as numbers must be non-negative")

@@ -1,5 +1,8 @@
 @testable import BlobServer
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// Pure parts of the server: routes, ranges, dates, JSON.
@@ -29,6 +32,28 @@ struct UnitTests {
         let date = Date(timeIntervalSince1970: 784_111_777.5)
         #expect(HTTPDates.imfFixdate(date) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDates.rfc3339(date) == "1994-11-06T08:49:37.500Z")
+        #expect(HTTPDates.rfc3339(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+        #expect(HTTPDates.imfFixdate(Date(timeIntervalSince1970: 951_782_400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
+    }
+
+    /// The byte-level formatter agrees with the C library's calendar on dates from 1900 to 2200.
+    @Test func datesAgreeWithGmtime() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let seconds = Int64.random(in: -2_208_988_800...7_258_118_400, using: &generator)
+            var time = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&time, &parts)
+            let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][Int(parts.tm_wday)]
+            let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][Int(parts.tm_mon)]
+            func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            let expected = "\(days), \(two(parts.tm_mday)) \(months) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+            let formatted = HTTPDates.imfFixdate(Date(timeIntervalSince1970: TimeInterval(seconds)))
+            if formatted != expected {
+                Issue.record("\(seconds): \(formatted) != \(expected)")
+                return
+            }
+        }
     }
 
     @Test func jsonEscaping() {

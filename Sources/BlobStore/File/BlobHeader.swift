@@ -126,7 +126,12 @@ struct BlobHeader: Hashable, Sendable {
         var cursor = fixedLength
         func string(_ count: Int) throws(DecodeError) -> String {
             guard cursor + count <= length - 8 else { throw .invalid("field runs past the header end") }
-            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[cursor..<(cursor + count)]), as: UTF8.self) else {
+            // Decoding a typed buffer takes the String fast path; the generic `String(validating:)`
+            // over raw bytes went byte by byte and was the costliest part of a GET. Decoding
+            // repairs invalid UTF-8, so a repaired string no longer equals its bytes.
+            let field = UnsafeRawBufferPointer(rebasing: bytes[cursor..<(cursor + count)]).assumingMemoryBound(to: UInt8.self)
+            let text = String(decoding: field, as: UTF8.self)
+            if !field.allSatisfy({ $0 < 0x80 }), !text.utf8.elementsEqual(field) {
                 throw .invalid("field is not UTF-8")
             }
             cursor += count

@@ -17,8 +17,15 @@ public struct ETag: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// The ETag of content whose XXH64 is `checksum`.
     public init(checksum: UInt64) {
-        let hex = String(checksum, radix: 16)
-        rawValue = String(repeating: "0", count: 16 - hex.count) + hex
+        // Written digit by digit into the string's own storage (16 bytes fit a small string, no
+        // allocation): every GET builds one, and `String(_:radix:)` plus padding cost far more.
+        rawValue = String(unsafeUninitializedCapacity: 16) { digits in
+            let hex: StaticString = "0123456789abcdef"
+            for index in 0..<16 {
+                digits[index] = hex.utf8Start[Int((checksum >> UInt64(60 - 4 * index)) & 0xF)]
+            }
+            return 16
+        }
     }
 
     /// The checksum this ETag stands for.

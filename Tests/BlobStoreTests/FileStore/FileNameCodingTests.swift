@@ -89,6 +89,28 @@ import Testing
         }
     }
 
+    @Test func fieldsThatAreNotUTF8AreRejectedEvenWithAValidChecksum() throws {
+        let header = sample()
+        var bytes = header.encoded()
+        // The identifier is the first variable field: find its bytes.
+        let identifier = Array(header.identifier.utf8)
+        let identifierStart = try #require((0..<bytes.count).first { bytes[$0...].starts(with: identifier) })
+        for invalid: [UInt8] in [[0xFF], [0xC3, 0x28], [0xE2, 0x82]] {
+            var damaged = bytes
+            damaged.replaceSubrange(identifierStart..<(identifierStart + invalid.count), with: invalid)
+            let checksum = damaged.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[0..<(damaged.count - 8)])) }
+            withUnsafeBytes(of: checksum.littleEndian) { damaged.replaceSubrange((damaged.count - 8)..., with: $0) }
+            let result = damaged.withUnsafeBytes { raw in Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(raw) } }
+            guard case .failure(.invalid(let reason)) = result else {
+                Issue.record("identifier bytes \(invalid) decoded as \(result)")
+                continue
+            }
+            #expect(reason.contains("UTF-8"))
+        }
+        bytes = header.encoded()
+        #expect(String(decoding: bytes[identifierStart..<(identifierStart + 14)], as: UTF8.self) == "photos/cat.png")
+    }
+
     @Test func everySingleBitFlipIsDetected() {
         let bytes = sample().encoded()
         for index in 0..<bytes.count {
