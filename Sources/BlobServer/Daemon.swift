@@ -85,8 +85,8 @@ public enum Daemon {
         let stores = StoreDirectory(
             root: configuration.root, configuration: StoreConfiguration(durability: configuration.durability)
         ) { store in
-            // Observed before the store is handed out, so no change is missed; and synchronously on the
-            // commit thread, so an event is in the log before its writer gets the acknowledgement.
+            // Observed before the store is handed out, so no change is missed; and synchronously by
+            // whichever thread commits, so an event is in the log before its writer gets the acknowledgement.
             store.observeChanges { events.append($0) }
         }
         let router = Router(stores: stores, events: events, metrics: metrics)

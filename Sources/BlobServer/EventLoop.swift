@@ -420,11 +420,25 @@ final class EventLoop: @unchecked Sendable {
         if let upload = reader.upload, let finish = reader.finish {
             c.state = .waiting
             let fd = c.socket.rawValue, serial = c.serial
-            // `commit` syncs the temp file on this thread (disk I/O), then completes on a store queue.
+            // A relaxed commit usually completes on this thread before `commit` returns; its
+            // response is then queued directly instead of going through the inbox (an eventfd
+            // write, a wake-up and a read). A completion after `commit` returned (a durable batch
+            // on the commit thread) is posted as usual.
+            let handoff = Locked<(commitReturned: Bool, response: Response?)>((false, nil))
             upload.commit { result in
                 let response = finish(result)
-                self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
+                let deliverLater = handoff.withLock { state -> Bool in
+                    if state.commitReturned { return true }
+                    state.response = response
+                    return false
+                }
+                if deliverLater { self.post { loop in loop.complete(fd: fd, serial: serial, response: response) } }
             }
+            let early = handoff.withLock { state -> Response? in
+                state.commitReturned = true
+                return state.response
+            }
+            if let early { queue(early, to: c) }
         } else {
             queue(reader.discardResponse ?? Response(status: .noContent), to: c)
         }

@@ -104,8 +104,10 @@ public final class BlobUpload: @unchecked Sendable {
         }
     }
 
-    /// Finishes the temp file (blocking; synced when durable) and queues the commit;
-    /// `completion` runs on a store queue once it is committed (and synced) or has failed.
+    /// Finishes the temp file (blocking) and queues the commit; `completion` runs once it is
+    /// committed (and synced, if durable: the committer syncs batches) or has failed — on the
+    /// calling thread before this returns when a relaxed commit finds the committer idle,
+    /// otherwise on the store's commit thread.
     public func commit(completion: @escaping @Sendable (Swift.Result<BlobMetadata, any Error>) -> Void) {
         guard !finished else { return }
         finished = true
@@ -115,7 +117,7 @@ public final class BlobUpload: @unchecked Sendable {
             completion(.failure(error))
             return
         }
-        writer.core.submit(.put(prepared)) { result in completion(Swift.Result { try result.storedMetadata() }) }
+        writer.core.submit(.put(prepared), inline: true) { result in completion(Swift.Result { try result.storedMetadata() }) }
     }
 
     /// Drops the upload and its temp file.

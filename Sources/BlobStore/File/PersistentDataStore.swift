@@ -112,7 +112,8 @@ public final class PersistentDataStore: BlobStoring, Sendable {
                     continuation.resume(throwing: error)
                     return
                 }
-                core.submit(.put(prepared)) { result in
+                // On the I/O queue, so a relaxed put may commit right here (see `StoreCore.submit`).
+                core.submit(.put(prepared), inline: true) { result in
                     if case .failure = result {
                         // The committer reclaims a failed put's temp file in the background; make sure it
                         // is gone before the failure is reported (the caller may exit at once).
@@ -258,8 +259,9 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Changes committed from now on, in commit order.
     public func changes() -> AsyncStream<BlobChange> { core.broadcaster.subscribe() }
 
-    /// Calls `observer` with every change of this store from now on, in commit order, on the store's
-    /// commit thread, **before** the change is acknowledged to the writer — so whoever sees the
+    /// Calls `observer` with every change of this store from now on, in commit order, on the thread
+    /// that commits the change's batch (the store's commit thread, or for a relaxed put the thread
+    /// that wrote it), **before** the change is acknowledged to the writer — so whoever sees the
     /// acknowledgement can rely on the observer having seen the change (a server forwarding events
     /// gets read-your-writes ordering). The observer must be quick and must not block or call back
     /// into the store. Observers stay for the life of the store's engine.

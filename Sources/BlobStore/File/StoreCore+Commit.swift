@@ -46,8 +46,23 @@ extension StoreCore {
     }
 
     /// Queues `mutation`; `completion` runs once it is committed (and synced, if durable) or has failed.
-    func submit(_ mutation: Mutation, completion: @escaping @Sendable (Result<MutationOutcome, any Error>) -> Void) {
-        if enqueue(mutation, completion) { commitQueue.async { self.drain() } }
+    ///
+    /// With `inline`, a relaxed mutation that finds no batch being committed is committed on the calling thread
+    /// (a barrier of renames, no disk wait), and `completion` runs there before this returns:
+    /// handing it to the commit thread and back would cost two thread wake-ups, more than the
+    /// commit itself. Whatever queued meanwhile goes to the commit thread. A durable mutation always
+    /// goes to the commit thread, because its batch waits for the disk, which must not stall a
+    /// caller such as a server's event loop. Only threads that may block on disk I/O pass `inline`
+    /// (the I/O queue, a server's loop) — never the Swift concurrency pool — and never from `queue`.
+    func submit(
+        _ mutation: Mutation, inline: Bool = false, completion: @escaping @Sendable (Result<MutationOutcome, any Error>) -> Void
+    ) {
+        guard enqueue(mutation, completion) else { return }
+        if mutation.durable || !inline {
+            commitQueue.async { self.drain() }
+        } else if drainBatch() {
+            commitQueue.async { self.drain() }
+        }
     }
 
     /// Adds a mutation to the queue; returns whether the caller must start draining.

@@ -1,6 +1,7 @@
 import BlobSystem
 import Dispatch
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -175,10 +176,21 @@ final class StoreCore: @unchecked Sendable {
 
     /// A fresh unique name for a temp or trash file.
     static func uniqueName(_ prefix: String) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return prefix + String(generator.next() as UInt64, radix: 36)
+        // A random tag drawn once per process plus a counter: unique without a `getrandom` call per
+        // put. Files are created with O_EXCL, so even a clash would fail rather than overwrite.
+        let number = uniqueNameCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        return prefix + uniqueNameTag + String(number, radix: 36)
     }
 }
+
+/// This process's part of temp-file names (see ``StoreCore/uniqueName(_:)``).
+private let uniqueNameTag: String = {
+    var generator = SystemRandomNumberGenerator()
+    return String(generator.next() as UInt64, radix: 36) + "-"
+}()
+
+/// Temp-file names made so far by this process.
+private let uniqueNameCounter = Atomic<UInt64>(0)
 
 /// Maps an `Errno` from a system call to ``BlobStoreError/io(operation:path:errno:)``, naming the operation and path.
 @inline(__always)
