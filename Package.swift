@@ -45,6 +45,11 @@ let package = Package(
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore"]),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1"]),
 
+        // Fuzzing (docs/RELIABILITY.md): the checks, a libFuzzer/replay driver, and the corpus replayed as tests.
+        .target(name: "BlobFuzzTargets", dependencies: ["BlobStore", "HTTP1"]),
+        .executableTarget(name: "blob-fuzz", dependencies: ["BlobFuzzTargets"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["BlobFuzzTargets"], resources: [.copy("Corpus")]),
+
         .executableTarget(name: "blob-bench", dependencies: ["BlobStore", "BlobSystem", "BlobServer", "HTTP1"]),
 
         .executableTarget(name: "article-example", dependencies: ["BlobStore"], path: "Examples/ArticleExample"),

@@ -58,6 +58,9 @@ enum FileNameCoding {
     static func decode(_ name: String) -> Decoded {
         let bytes = Array(name.utf8)
         if bytes.contains(0x7E) { return .hashed }
+        // The store hashes every name that would be longer (found by the identifier-mapping fuzz
+        // target): a longer plain name is not one of ours, whatever it spells.
+        if bytes.count > maximumPlainLength { return .foreign }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0

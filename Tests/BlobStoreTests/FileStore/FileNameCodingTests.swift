@@ -54,6 +54,16 @@ import Testing
         }
     }
 
+    /// The store hashes names longer than the plain limit, so a longer plain name is not one of its
+    /// own (found by the identifier-mapping fuzz target).
+    @Test func overlongPlainNamesAreForeign() {
+        let long = String(repeating: "j", count: FileNameCoding.maximumPlainLength + 1)
+        #expect(FileNameCoding.decode(long) == .foreign)
+        #expect(FileNameCoding.name(for: long) != long)
+        let longest = String(repeating: "j", count: FileNameCoding.maximumPlainLength)
+        #expect(FileNameCoding.decode(longest) == .identifier(longest))
+    }
+
     @Test(arguments: [".tmp", "%zz", "%41", "a/b", "%2", "abc%2Fdef%"])
     func foreignNamesAreRecognised(name: String) {
         #expect(FileNameCoding.decode(name) == .foreign)
