@@ -20,6 +20,9 @@ enum Catalogue {
         OverwriteScenario(),
         GetScenario(),
         ListScenario(),
+        DaemonGetScenario(),
+        DaemonPutScenario(),
+        DaemonMixedScenario(),
     ]
 }
 

@@ -1,0 +1,249 @@
+import BlobSystem
+import Foundation
+
+// The daemon scenarios: blobd (this executable as `__blobd`, 2 event loops) against nginx serving
+// the same paths from plain files, driven by the same load generator over the same kind of socket,
+// interleaved run by run; Redis (with its own redis-benchmark) as an extra reference for small
+// values. Each timed run is a fixed number of requests. See docs/BENCHMARKS.md, "Daemon scenarios".
+
+/// Counts shared by the daemon scenarios.
+private enum DaemonCounts {
+    /// Untimed warm-up requests per run: enough for every connection to have done a few.
+    static func warmup(_ operations: Int) -> Int { min(2000, max(200, operations / 10)) }
+}
+
+extension ScenarioContext {
+    /// A new folder `root/name-RANDOM` for a server that lives through a whole case.
+    ///
+    /// The scenario root has ext4's `+T` flag (see ``InodeSpreading``), so a child's block group is
+    /// picked from a hash of its name: the random part sends each case's server to a different group
+    /// rather than back to the one the previous run just emptied. The folder itself is deliberately
+    /// *not* marked: below a `+T` folder, fixed names such as the store's `bench` or nginx's `www`
+    /// would again hash to the same group every run. Unmarked, they stay in this folder's group.
+    /// (Measured: with the store root marked, blobd's temp-file creates spent 40–55% of its CPU in
+    /// ext4's `recently_deleted` scan and the mixed scenario ran 2–3× slower.)
+    func spreadFolder(_ name: String) throws -> String {
+        try folder(name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36))
+    }
+}
+
+/// `daemon-get`: GET of existing blobs, 4 KiB over 16 connections and 1 MiB over 4.
+struct DaemonGetScenario: Scenario {
+    var name: String { "daemon-get" }
+    var summary: String { "blobd GET 4 KiB ×16 and 1 MiB ×4 connections vs nginx (same generator) and redis-benchmark GET" }
+
+    func run(_ context: ScenarioContext) async throws -> [CaseResult] {
+        let nginx = DaemonVariants.available(Peers.nginx.map(\.path), scenario: name)
+        let redis = DaemonVariants.available(Peers.redis, scenario: name)
+        let sockets = try SocketHome()
+        defer { sockets.remove() }
+        let cases = [
+            (bytes: BlobSize.small, connections: 16, blobs: context.count(1000, quick: 300), gets: context.count(60_000, quick: 20_000)),
+            (bytes: 1 << 20, connections: 4, blobs: context.count(64, quick: 32), gets: context.count(3000, quick: 1000)),
+        ]
+        var results: [CaseResult] = []
+        for (bytes, connections, blobs, gets) in cases {
+            let label = "\(BlobSize.label(bytes)) ×\(connections)"
+            let workload = Workload(blobBytes: bytes, count: blobs)
+            var servers: [any BenchServer] = []
+            var redisServer: RedisServer?
+            defer {
+                for server in servers { server.stop() }
+                redisServer?.stop()
+            }
+            let blobd = try BlobdServer(root: try context.spreadFolder("blobd"), socketPath: sockets.socket("d\(bytes)"), durability: "relaxed")
+            servers.append(blobd)
+            try await DaemonVariants.populate(blobd, workload)
+            let identifiers = workload.identifiers
+            let plans: @Sendable (String) -> (warmup: RequestPlan, timed: RequestPlan) = { token in
+                (
+                    DaemonVariants.plan(DaemonCounts.warmup(gets), workload: workload, existing: identifiers, token: token, tag: "w") { _ in false },
+                    DaemonVariants.plan(gets, workload: workload, existing: identifiers, token: token, tag: "") { _ in false }
+                )
+            }
+            let store = "blobd×\(connections)"
+            var sinks = [(variant: store, cpu: CPUSink())]
+            var variants = [
+                DaemonVariants.http(
+                    name: store, kind: .store, connections: connections, operations: gets, server: .shared(blobd),
+                    latency: LatencySink(), cpu: sinks[0].cpu, plans: plans)
+            ]
+            var comparisons = [Comparison(store: store, raw: nil, article: nil)]
+            if let nginx {
+                let folder = try context.spreadFolder("nginx")
+                try DaemonVariants.writePlainFiles(workload, in: folder + "/www")
+                let server = try NginxServer(binary: nginx, prefix: folder, directory: folder + "/www", socketPath: sockets.socket("n\(bytes)"))
+                servers.append(server)
+                let peer = "nginx×\(connections)"
+                sinks.append((peer, CPUSink()))
+                variants.append(
+                    DaemonVariants.http(
+                        name: peer, kind: .peer, connections: connections, operations: gets, server: .shared(server),
+                        latency: LatencySink(), cpu: sinks[sinks.count - 1].cpu, plans: plans))
+                comparisons = [Comparison(store: store, raw: nil, article: nil, peer: peer)]
+            }
+            if let redis, bytes == BlobSize.small {
+                let server = try RedisServer(
+                    server: redis.server, benchmark: redis.benchmark, folder: try context.spreadFolder("redis"), socketPath: sockets.socket("r\(bytes)"))
+                redisServer = server
+                let peer = "redis GET×16"
+                sinks.append((peer, CPUSink()))
+                variants.append(
+                    DaemonVariants.redis(
+                        name: peer, test: "get", size: bytes, clients: 16, operations: gets, server: server, latency: LatencySink(),
+                        cpu: sinks[sinks.count - 1].cpu))
+                comparisons.append(Comparison(store: store, raw: nil, article: nil, peer: peer))
+            }
+            var result = try await context.measure(
+                scenario: name, label: label, blobBytes: bytes, variants: variants, comparisons: comparisons)
+            let peer = "nginx×\(connections)"
+            result.figures += DaemonVariants.figures(
+                result, sinks: sinks, targets: [(store, peer, bytes == BlobSize.small ? 1.5 : 1.3)],
+                latencyTarget: bytes == BlobSize.small ? (store, peer) : nil)
+            results.append(result)
+        }
+        return results
+    }
+}
+
+/// `daemon-put`: PUT of new 4 KiB blobs over 16 connections, blobd durable and relaxed, nginx
+/// WebDAV, and redis-benchmark SET. Every server is started fresh in each run's folder.
+struct DaemonPutScenario: Scenario {
+    var name: String { "daemon-put" }
+    var summary: String { "blobd PUT 4 KiB ×16 connections, durable and relaxed, vs nginx WebDAV PUT (same generator) and redis-benchmark SET" }
+
+    func run(_ context: ScenarioContext) async throws -> [CaseResult] {
+        let nginx = DaemonVariants.available(Peers.nginxWithPut, scenario: name)
+        let redis = DaemonVariants.available(Peers.redis, scenario: name)
+        let sockets = try SocketHome()
+        defer { sockets.remove() }
+        let bytes = BlobSize.small
+        let connections = 16
+        let puts = context.count(10_000, quick: 4000)
+        let workload = Workload(blobBytes: bytes, count: 1)
+        let plans: @Sendable (String) -> (warmup: RequestPlan, timed: RequestPlan) = { token in
+            (
+                DaemonVariants.plan(DaemonCounts.warmup(puts), workload: workload, existing: [], token: token, tag: "w") { _ in true },
+                DaemonVariants.plan(puts, workload: workload, existing: [], token: token, tag: "") { _ in true }
+            )
+        }
+        let started = Locked(0)
+        /// A socket name no earlier run of this scenario used.
+        @Sendable func socket(_ prefix: String) -> String {
+            sockets.socket(prefix + String(started.withLock { value in
+                value += 1
+                return value
+            }))
+        }
+        var sinks: [(variant: String, cpu: CPUSink)] = []
+        var variants: [Variant] = []
+        var comparisons: [Comparison] = []
+        let peer = "nginx×\(connections)"
+        for durability in ["durable", "relaxed"] {
+            let store = "blobd \(durability)×\(connections)"
+            let sink = CPUSink()
+            sinks.append((store, sink))
+            variants.append(
+                DaemonVariants.http(
+                    name: store, kind: .store, connections: connections, operations: puts,
+                    server: .perRun { directory in try BlobdServer(root: directory + "/blobd", socketPath: socket("d"), durability: durability) },
+                    latency: LatencySink(), cpu: sink, plans: plans))
+            comparisons.append(Comparison(store: store, raw: nil, article: nil, peer: nginx == nil ? nil : peer))
+        }
+        if let nginx {
+            let sink = CPUSink()
+            sinks.append((peer, sink))
+            variants.append(
+                DaemonVariants.http(
+                    name: peer, kind: .peer, connections: connections, operations: puts,
+                    server: .perRun { directory in
+                        try NginxServer(binary: nginx, prefix: directory + "/nginx", directory: directory + "/nginx/www", socketPath: socket("n"))
+                    },
+                    latency: LatencySink(), cpu: sink, plans: plans))
+        }
+        var redisServer: RedisServer?
+        defer { redisServer?.stop() }
+        if let redis {
+            let server = try RedisServer(
+                server: redis.server, benchmark: redis.benchmark, folder: try context.folder("redis"), socketPath: sockets.socket("r"))
+            redisServer = server
+            let name = "redis SET×16"
+            let sink = CPUSink()
+            sinks.append((name, sink))
+            variants.append(
+                DaemonVariants.redis(
+                    name: name, test: "set", size: bytes, clients: 16, operations: context.count(40_000, quick: 15_000), server: server,
+                    latency: LatencySink(), cpu: sink))
+            comparisons.append(Comparison(store: "blobd relaxed×\(connections)", raw: nil, article: nil, peer: name))
+        }
+        var result = try await context.measure(
+            scenario: name, label: "\(BlobSize.label(bytes)) ×\(connections)", blobBytes: bytes, variants: variants, comparisons: comparisons)
+        result.figures += DaemonVariants.figures(
+            result, sinks: sinks,
+            targets: [("blobd durable×\(connections)", peer, 1.0), ("blobd relaxed×\(connections)", peer, 2.0)])
+        return [result]
+    }
+}
+
+/// `daemon-mixed`: 90% GET of existing / 10% PUT of new 4 KiB blobs over 16 connections, blobd
+/// durable and relaxed against nginx.
+struct DaemonMixedScenario: Scenario {
+    var name: String { "daemon-mixed" }
+    var summary: String { "blobd 90% GET / 10% PUT of 4 KiB ×16 connections, durable and relaxed, vs nginx (same generator)" }
+
+    func run(_ context: ScenarioContext) async throws -> [CaseResult] {
+        let nginx = DaemonVariants.available(Peers.nginxWithPut, scenario: name)
+        let sockets = try SocketHome()
+        defer { sockets.remove() }
+        let bytes = BlobSize.small
+        let connections = 16
+        let requests = context.count(30_000, quick: 12_000)
+        let workload = Workload(blobBytes: bytes, count: context.count(1000, quick: 300))
+        let identifiers = workload.identifiers
+        // Every tenth request is a PUT, spread evenly over each thread's share of the plan.
+        let plans: @Sendable (String) -> (warmup: RequestPlan, timed: RequestPlan) = { token in
+            (
+                DaemonVariants.plan(
+                    DaemonCounts.warmup(requests), workload: workload, existing: identifiers, token: token, tag: "w") { $0 % 10 == 9 },
+                DaemonVariants.plan(requests, workload: workload, existing: identifiers, token: token, tag: "") { $0 % 10 == 9 }
+            )
+        }
+        var servers: [any BenchServer] = []
+        defer { for server in servers { server.stop() } }
+        var sinks: [(variant: String, cpu: CPUSink)] = []
+        var variants: [Variant] = []
+        var comparisons: [Comparison] = []
+        let peer = "nginx×\(connections)"
+        for durability in ["durable", "relaxed"] {
+            let server = try BlobdServer(
+                root: try context.spreadFolder("blobd-\(durability)"), socketPath: sockets.socket("d-\(durability)"), durability: durability)
+            servers.append(server)
+            try await DaemonVariants.populate(server, workload)
+            let store = "blobd \(durability)×\(connections)"
+            let sink = CPUSink()
+            sinks.append((store, sink))
+            variants.append(
+                DaemonVariants.http(
+                    name: store, kind: .store, connections: connections, operations: requests, server: .shared(server),
+                    latency: LatencySink(), cpu: sink, plans: plans))
+            comparisons.append(Comparison(store: store, raw: nil, article: nil, peer: nginx == nil ? nil : peer))
+        }
+        if let nginx {
+            let folder = try context.spreadFolder("nginx")
+            try DaemonVariants.writePlainFiles(workload, in: folder + "/www")
+            let server = try NginxServer(binary: nginx, prefix: folder, directory: folder + "/www", socketPath: sockets.socket("n"))
+            servers.append(server)
+            let sink = CPUSink()
+            sinks.append((peer, sink))
+            variants.append(
+                DaemonVariants.http(
+                    name: peer, kind: .peer, connections: connections, operations: requests, server: .shared(server),
+                    latency: LatencySink(), cpu: sink, plans: plans))
+        }
+        var result = try await context.measure(
+            scenario: name, label: "\(BlobSize.label(bytes)) ×\(connections) 90/10", blobBytes: bytes, variants: variants,
+            comparisons: comparisons)
+        result.figures += DaemonVariants.figures(result, sinks: sinks, targets: [])
+        return [result]
+    }
+}
