@@ -31,6 +31,8 @@ final class EventLoop: @unchecked Sendable {
     private let finished = Locked(false)
     private static let wakeToken = UInt64.max
     private static let interest: Epoll.Events = [.readable, .writable, .peerClosed, .edgeTriggered]
+    /// Event bits that mean bytes (or the end of them) may be waiting to be read.
+    private static let inputEvents: Epoll.Events = [.readable, .peerClosed, .hangUp, .error]
     /// Event bits after which the socket will never raise another input edge.
     private static let endOfInput: Epoll.Events = [.peerClosed, .hangUp, .error]
     private static let sendFileChunk = 1 << 20
@@ -106,8 +108,11 @@ final class EventLoop: @unchecked Sendable {
                     wakeup.drain()
                     runInbox()
                 } else if Int(token) < connections.count, let connection = connections[Int(token)] {
-                    connection.mayHaveInput = true
-                    if !Epoll.Events(rawValue: events[i].events).isDisjoint(with: EventLoop.endOfInput) { connection.hangUpSeen = true }
+                    let ready = Epoll.Events(rawValue: events[i].events)
+                    // Only input events can bring bytes: a writable edge alone (a large response
+                    // draining) must not cost a `recv` that says EAGAIN.
+                    if !ready.isDisjoint(with: EventLoop.inputEvents) { connection.mayHaveInput = true }
+                    if !ready.isDisjoint(with: EventLoop.endOfInput) { connection.hangUpSeen = true }
                     drive(connection)
                 }
             }

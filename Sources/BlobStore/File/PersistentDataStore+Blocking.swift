@@ -6,11 +6,15 @@ import Foundation
 /// server's event-loop threads. They block the calling thread on disk I/O: never call them from
 /// async code (use the async API there), where they would starve the cooperative pool.
 extension PersistentDataStore {
+    /// How much ``openForReading(_:)`` reads at once with the header: small blobs arrive whole in that
+    /// one `pread`, and a large one (which a server sends with `sendfile`) wastes at most this much copying.
+    static let blockingReadLength = 16 * 1024
+
     /// Opens the current version of a blob for reading (blocking). The handle pins that version:
     /// later puts do not change what it reads. Close it when done.
     public func openForReading(_ identifier: String) throws -> BlobReadHandle {
         try BlobIdentifier.validate(identifier)
-        let blob = try core.queue.sync { try core.openCurrent(identifier) }
+        let blob = try core.queue.sync { try core.openCurrent(identifier, readLength: PersistentDataStore.blockingReadLength) }
         return BlobReadHandle(blob)
     }
 

@@ -39,7 +39,9 @@ extension StoreCore {
         var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(readLength, 4096), alignment: 16)
         defer { buffer.deallocate() }
         do {
-            var count = try io("read", path) { try fd.readFully(fromAbsoluteOffset: 0, into: buffer) }
+            // One `pread`: a regular file returns everything up to its end, so a small blob arrives
+            // whole; `readFully` would spend a second call to learn it is at the end.
+            var count = try io("read", path) { try fd.read(fromAbsoluteOffset: 0, into: buffer) }
             var header: BlobHeader
             while true {
                 let decoded = Result { () throws(BlobHeader.DecodeError) in
@@ -56,6 +58,14 @@ extension StoreCore {
                     count += try io("read", path) {
                         try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]))
                     }
+                    continue
+                case .failure(.truncated) where count < buffer.count:
+                    // A short read that did not reach the end (allowed by POSIX): read the rest before judging.
+                    let more = try io("read", path) {
+                        try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]))
+                    }
+                    if more == 0 { throw BlobStoreError.corrupt(path: path, reason: "file ends inside its header") }
+                    count += more
                     continue
                 case .failure(.truncated):
                     throw BlobStoreError.corrupt(path: path, reason: "file ends inside its header")

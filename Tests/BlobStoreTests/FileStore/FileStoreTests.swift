@@ -265,7 +265,7 @@ import Testing
                     result.set($0)
                     reader.signal()
                 }
-                return reader.wait(timeout: .now() + 5) == .success ? result.get() : nil
+                return reader.wait(timeout: .now() + 30) == .success ? result.get() : nil
             }, identifier: "w", completionQueue: queue("q")) {
                 if case .success = $0 { continuation.resume(returning: true) } else { continuation.resume(returning: false) }
             }
