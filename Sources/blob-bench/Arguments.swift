@@ -16,6 +16,8 @@ struct Arguments: Sendable {
     var listOnly = false
     /// Print usage and exit.
     var helpOnly = false
+    /// Blobs in the `scale` scenario's big store; `nil` means its default (1M, or 30k with `--quick`).
+    var scaleCount: Int?
 
     /// Repetitions to run once the mode is known.
     var repetitions: Int { repeatCount ?? (quick ? 3 : 5) }
@@ -32,6 +34,7 @@ struct Arguments: Sendable {
           --only A,B         run only these scenarios (same as naming them)
           --json FILE        also write the results as JSON to FILE
           --dir PATH         parent folder for the temp roots (default /tmp)
+          --scale-count N    blobs in the scale scenario's big store (default 1000000; 30000 with --quick)
           --list             list the scenarios and exit
           -h, --help         show this help and exit
         """
@@ -79,6 +82,12 @@ struct Arguments: Sendable {
                 let path = try value(option, inline: inline)
                 guard !path.isEmpty else { throw UsageError(description: "--dir wants a folder") }
                 result.directory = path
+            case "--scale-count":
+                let text = try value(option, inline: inline)
+                guard let count = Int(text), count >= 20_000, count <= 100_000_000 else {
+                    throw UsageError(description: "--scale-count wants a whole number from 20000 to 100000000, not '\(text)'")
+                }
+                result.scaleCount = count
             case "--list":
                 result.listOnly = true
             case "-h", "--help":

@@ -90,7 +90,8 @@ struct ProcessStatus: Sendable {
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1)
             guard parts.count == 2 else { continue }
-            let number = parts[1].split(separator: " ").first.flatMap { Int($0) }
+            // `/proc` puts a tab after the colon (`VmRSS:\t  5432 kB`).
+            let number = parts[1].split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
             values[String(parts[0])] = number
         }
         guard let rss = values["VmRSS"], let hwm = values["VmHWM"], let threads = values["Threads"] else { return nil }

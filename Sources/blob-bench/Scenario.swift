@@ -23,6 +23,9 @@ enum Catalogue {
         DaemonGetScenario(),
         DaemonPutScenario(),
         DaemonMixedScenario(),
+        MemoryScenario(),
+        // Last: freeing its million files takes minutes and slows file creation for minutes after.
+        ScaleScenario(),
     ]
 }
 
