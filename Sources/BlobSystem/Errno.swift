@@ -38,6 +38,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let directoryNotEmpty = Errno(rawValue: ENOTEMPTY)
     /// Permission denied.
     public static let permissionDenied = Errno(rawValue: EACCES)
+    /// `EPERM`: the operation needs privileges the caller lacks (e.g. `O_NOATIME` on another user's file).
+    public static let notPermitted = Errno(rawValue: EPERM)
 
     private static let names: [Int32: String] = [
         EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", EBADF: "EBADF",

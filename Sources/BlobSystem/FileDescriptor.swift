@@ -40,6 +40,9 @@ public struct FileDescriptor: Hashable, Sendable {
         public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
         /// `O_NONBLOCK`.
         public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
+        /// `O_NOATIME`: reading does not update the file's access time. Only the file's owner (or a
+        /// process with `CAP_FOWNER`) may ask; others get `EPERM`.
+        public static let noAccessTime = OpenOptions(rawValue: cblob_o_noatime())
         /// `O_CLOEXEC`; always added by ``FileDescriptor/open(_:_:permissions:relativeTo:)``.
         public static let closeOnExec = OpenOptions(rawValue: O_CLOEXEC)
     }

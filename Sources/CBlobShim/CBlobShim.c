@@ -48,6 +48,8 @@ int cblob_epoll_wait(int epfd, cblob_epoll_event *out, int capacity, int timeout
     return count;
 }
 
+int cblob_o_noatime(void) { return O_NOATIME; }
+
 uint32_t cblob_epollin(void) { return EPOLLIN; }
 uint32_t cblob_epollout(void) { return EPOLLOUT; }
 uint32_t cblob_epollrdhup(void) { return EPOLLRDHUP; }

@@ -14,6 +14,9 @@ int cblob_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char 
 /// RENAME_NOREPLACE: fail with EEXIST instead of replacing the target.
 unsigned int cblob_rename_noreplace(void);
 
+/// O_NOATIME (needs _GNU_SOURCE, so not visible to Swift's Glibc module).
+int cblob_o_noatime(void);
+
 /// syncfs(2): commit the whole filesystem that holds fd. Returns 0 or -1 with errno set.
 int cblob_syncfs(int fd);
 

@@ -1,6 +1,9 @@
 import BlobSystem
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 @testable import BlobStore
@@ -31,6 +34,23 @@ import Testing
         #expect(listed == listed.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         for id in hostile { #expect(try await store.remove(id)) }
         #expect(try await store.statistics() == StoreStatistics(count: 0, bytes: 0))
+    }
+
+    /// Reads open blobs with O_NOATIME, so reading never writes the inode back.
+    @Test func readingDoesNotUpdateAccessTimes() async throws {
+        let store = try store()
+        try await store.put(Data("content".utf8), identifier: "read-me")
+        let file = try #require(root.allFiles().first { $0.hasPrefix("main/b/") && $0.hasSuffix("read-me") })
+        let path = root.url.path + "/" + file
+        // An access time older than the modification time: relatime would update it on the next read.
+        var times = [timespec(tv_sec: 946_684_800, tv_nsec: 0), timespec(tv_sec: 1_262_304_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        #expect(try await store.get("read-me") == Data("content".utf8))
+        let handle = try store.openForReading("read-me")
+        handle.close()
+        var status = stat()
+        #expect(stat(path, &status) == 0)
+        #expect(status.st_atim.tv_sec == 946_684_800, "reading updated the access time")
     }
 
     @Test func invalidStoreNamesAreRefused() {
