@@ -38,13 +38,17 @@ struct ContentAccessBehaviourTests {
             let data = pseudoRandomBytes(10_007, seed: 11)
             let stored = try await store.put(data, identifier: "stream-me")
             for chunkSize in [1, 7, 4096, 10_007, 1 << 20] {
-                let stream = try await store.stream("stream-me", range: nil, chunkSize: chunkSize)
+                // One-byte chunks over the first 1,001 bytes only: each chunk is a queue round trip,
+                // and 10,007 of them took over a minute under the thread sanitizer on a busy machine.
+                let range: Range<Int64> = chunkSize == 1 ? 0..<1_001 : 0..<10_007
+                let expected = data.subdata(in: Int(range.lowerBound)..<Int(range.upperBound))
+                let stream = try await store.stream("stream-me", range: chunkSize == 1 ? range : nil, chunkSize: chunkSize)
                 #expect(stream.metadata == stored)
-                #expect(stream.range == 0..<10_007)
+                #expect(stream.range == range)
                 let (read, sizes) = try await collect(stream)
-                #expect(read == data, "chunk size \(chunkSize)")
+                #expect(read == expected, "chunk size \(chunkSize)")
                 #expect(sizes.allSatisfy { $0 > 0 && $0 <= chunkSize }, "chunk size \(chunkSize)")
-                #expect(sizes.count >= (data.count + chunkSize - 1) / chunkSize)
+                #expect(sizes.count >= (expected.count + chunkSize - 1) / chunkSize)
             }
             // The default stream.
             #expect(try await collect(store.stream("stream-me")).data == data)
