@@ -456,10 +456,10 @@ struct ImageHostileHeaderTests {
         let goodMeta = BMFFBuilder.meta(BMFFBuilder.iprp(ipco: BMFFBuilder.ispe(5, 6)))
         // Size 0 on a top-level box means "to end of file": meta is then never reached.
         #expect(reason(ftyp + BMFFBuilder.be32(0) + Array("mdat".utf8) + [1, 2, 3] + goodMeta).contains("has no meta box in the"))
-        // ...but a size-0 meta simply runs to the end of the bytes.
+        // ...and a size-0 meta is refused: where it ends depends on how much of the file the caller passed.
         var openMeta = goodMeta
         openMeta.replaceSubrange(0..<4, with: BMFFBuilder.be32(0))
-        #expect(info(ftyp + openMeta) == ImageInfo(format: .heic, width: 5, height: 6))
+        #expect(reason(ftyp + openMeta) == "HEIC meta box has size 0 (runs to the end of the file), so its extent is unknown")
         // A huge 64-bit size at top level, a 64-bit size that wraps past Int.max, and a valid 64-bit size.
         let huge = BMFFBuilder.be32(1) + Array("mdat".utf8) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0]
         #expect(reason(ftyp + huge + goodMeta) == "HEIC box 'mdat' at offset 20 has size 18446744073709551600, larger than any file")

@@ -78,23 +78,12 @@ enum BMFFHeader {
     }
 
     /// The boxes directly inside `range`, which must lie within the supplied bytes.
-    ///
-    /// A child that overruns its container ends the list when boxes came before it: a size-0 `meta`
-    /// runs to the end of the bytes supplied, so a prefix of the file that happens to end just
-    /// before a damaged box parses cleanly, and the whole file must give the same answer (found by
-    /// the image-header fuzz target). A damaged first child is still an error.
     static func children(from start: Int, to end: Int, in bytes: ImageHeaderBytes, format: String) throws(ImageParseFailure) -> [Box] {
         var boxes: [Box] = []
         var offset = start
         // Every box is at least 8 bytes, so this loop runs at most (end - start) / 8 times.
         while offset < end {
-            let child: Box
-            do {
-                child = try box(at: offset, limit: end, in: bytes, format: format)
-            } catch {
-                if boxes.isEmpty { throw error }
-                break
-            }
+            let child = try box(at: offset, limit: end, in: bytes, format: format)
             boxes.append(child)
             offset = child.end
         }
@@ -156,6 +145,12 @@ enum BMFFHeader {
         }
         guard metaBox.end <= bytes.count else {
             throw .truncated(format, "meta box", have: bytes.count, need: metaBox.end)
+        }
+        // A size-0 meta runs to the end of the file, which a caller's prefix does not show: its children
+        // would be cut wherever the prefix stops, so a prefix could describe an image the whole file
+        // does not (found by the image-header fuzz target; encoders always size their meta box).
+        if bytes.u32(metaBox.start, bigEndian: true) == 0 {
+            throw ImageParseFailure(reason: "\(format) meta box has size 0 (runs to the end of the file), so its extent is unknown")
         }
         return try parseMeta(metaBox, in: bytes, imageFormat: imageFormat, format: format)
     }
