@@ -62,42 +62,12 @@ final class BenchDaemon: @unchecked Sendable {
         _ = waitpid(pid, nil, 0)
     }
 
-    /// The daemon's memory and threads right now, from `/proc/PID/status`.
-    func status() -> ProcessStatus? { ProcessStatus(pid: pid) }
-
     /// This executable's path (`/proc/self/exe`).
     static func executablePath() -> String {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
         let count = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
         guard count > 0 else { return CommandLine.arguments[0] }
         return String(decoding: buffer[..<count], as: UTF8.self)
-    }
-}
-
-/// Resident memory and thread count of a process, read from `/proc/PID/status`.
-struct ProcessStatus: Sendable {
-    /// Current resident set (VmRSS), bytes.
-    var residentBytes: Int
-    /// Peak resident set so far (VmHWM), bytes.
-    var peakResidentBytes: Int
-    /// Threads.
-    var threads: Int
-
-    /// Reads `/proc/PID/status`; `nil` if the process is gone.
-    init?(pid: pid_t) {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        var values: [String: Int] = [:]
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            // `/proc` puts a tab after the colon (`VmRSS:\t  5432 kB`).
-            let number = parts[1].split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
-            values[String(parts[0])] = number
-        }
-        guard let rss = values["VmRSS"], let hwm = values["VmHWM"], let threads = values["Threads"] else { return nil }
-        residentBytes = rss * 1024
-        peakResidentBytes = hwm * 1024
-        self.threads = threads
     }
 }
 

@@ -52,12 +52,8 @@ final class RSSSampler: Sendable {
 }
 
 
-/// Resident memory and threads of a process from `/proc/PID/status`.
-///
-/// The bench's own reader, because ``ProcessStatus`` (BenchDaemon.swift) splits each line's value on
-/// spaces only, while the kernel separates name and value with a tab (`VmRSS:\t    5432 kB`): its
-/// first token is then `"\t"` (or `"\t3"` for `Threads:\t3`), no number parses, and it always
-/// returns `nil`.
+/// Resident memory and threads of a process from `/proc/PID/status` (the kernel separates each
+/// name from its value with a tab: `VmRSS:\t    5432 kB`).
 struct ProcMemory: Sendable {
     /// VmRSS, bytes.
     var residentBytes: Int
