@@ -60,6 +60,23 @@ struct UnitTests {
         let bytes = JSONWriter.error(code: "x", message: "a\"b\\c\nd\u{1}")
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"error":{"code":"x","message":"a\"b\\c\nd\u0001"}}"#)
     }
+
+    @Test func jsonEscapingEveryControlByteAndNonASCII() throws {
+        // Every code unit below 0x80 plus multi-byte scalars; Foundation's decoder is the reference.
+        let scalars = (0..<0x80).map { Character(Unicode.Scalar(UInt8($0))) } + ["é", "日", "🐈", "\u{2028}"]
+        let text = String(scalars) + "tail"
+        var out: [UInt8] = []
+        JSONWriter.appendString(text, into: &out)
+        let decoded = try JSONDecoder().decode(String.self, from: Data(out))
+        #expect(decoded == text)
+        let literal = String(decoding: out, as: UTF8.self)
+        #expect(literal.hasPrefix(#""\u0000\u0001"#))
+        #expect(literal.contains(#"\t\n\u000b\u000c\r"#))
+        #expect(literal.contains(##"\u001f !\"#$"##))
+        #expect(literal.contains(#"[\\]"#))
+        #expect(literal.contains(#"~\u007fé日🐈"#))
+        #expect(literal.hasSuffix(#"tail""#))
+    }
 }
 
 /// Who may connect.
