@@ -52,6 +52,12 @@ struct HeadScanner: Sendable {
         guard let bytes = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         var index = scanned
         while let lineFeed = Self.nextLineFeed(bytes, from: index, to: end) {
+            // The start line's length is judged before its ending and by the same rule as at the end
+            // of the buffer below, so an over-long line ending in a bare LF is 414 however the bytes
+            // arrive (judged the other way round it was 400 in one read, 414 in two).
+            if startLineEnd < 0 && Self.contentLength(bytes, from: lineStart, to: lineFeed) > limits.maxStartLineLength {
+                throw .requestLineTooLong
+            }
             // Only CR LF ends a line. A CR elsewhere in a line is caught by the second pass, except
             // at a line's start, where `CR CR LF` would otherwise look like a field line and the
             // head would never end.
@@ -64,7 +70,6 @@ struct HeadScanner: Sendable {
                     // after a previous body). They still count towards the head size limit.
                     headStart = lineFeed &+ 1
                 } else {
-                    if lineLength > limits.maxStartLineLength { throw .requestLineTooLong }
                     startLineEnd = lineFeed
                 }
             } else if lineLength == 0 {
@@ -77,10 +82,17 @@ struct HeadScanner: Sendable {
             index = lineFeed &+ 1
         }
         scanned = end
-        // A start line already longer than allowed, even if its CR were the next byte.
-        if startLineEnd < 0 && end &- lineStart > limits.maxStartLineLength &+ 1 { throw .requestLineTooLong }
+        // A start line already longer than allowed, whatever ends it.
+        if startLineEnd < 0 && Self.contentLength(bytes, from: lineStart, to: end) > limits.maxStartLineLength { throw .requestLineTooLong }
         if end >= limits.maxHeadSize { throw .headTooLarge }
         return nil
+    }
+
+    /// The length of a line's content in `bytes[start..<end]` (`end` at its LF, or where the bytes
+    /// stop): a CR just before `end` may be the line's ending, so it does not count.
+    @inline(__always)
+    private static func contentLength(_ bytes: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
+        end > start && bytes[end &- 1] == ASCII.carriageReturn ? end &- start &- 1 : end &- start
     }
 
     /// The index of the first LF in `bytes[start..<end]`, looking at eight bytes per step.

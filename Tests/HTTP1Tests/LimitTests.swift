@@ -49,6 +49,25 @@ struct LimitTests {
         #expect(at <= 8193 + 2, "rejected as soon as the line is known to be too long")
     }
 
+    @Test("an over-long request line ending in a bare LF is 414 whole, split, or byte by byte")
+    func overLongRequestLineWithBareLineFeed() {
+        // Found by fuzzing: the ending was judged before the length when the line arrived in one read.
+        for length in [8193, 8194, 9000] {
+            let message = bytes(requestLine(length: length) + "\nHost: x\r\n\r\n")
+            #expect(parseRequest(message).error == .requestLineTooLong, "length \(length), whole")
+            #expect(parseRequestByteByByte(message).result.error == .requestLineTooLong, "length \(length), byte by byte")
+            for cut in [100, 8000, length - 1, length] {
+                var parser = HTTPRequestParser()
+                let first = message.withUnsafeBytes { parser.parse(UnsafeRawBufferPointer(rebasing: $0[..<cut])) }
+                let outcome = first.isNeedMore ? parser.parse(message) : first
+                #expect(outcome.error == .requestLineTooLong, "length \(length), cut at \(cut)")
+            }
+        }
+        // At the limit, a bare LF is still the line-ending error it always was.
+        let atLimit = bytes(requestLine(length: 8192) + "\nHost: x\r\n\r\n")
+        #expect(parseRequest(atLimit).error == .invalidLineEnding)
+    }
+
     @Test("a request line with no end is rejected once it is too long, not when the head limit hits")
     func endlessRequestLine() {
         let message = bytes("GET /" + String(repeating: "a", count: 9000))
