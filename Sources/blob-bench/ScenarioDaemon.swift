@@ -30,7 +30,7 @@ extension ScenarioContext {
 /// `daemon-get`: GET of existing blobs, 4 KiB over 16 connections and 1 MiB over 4.
 struct DaemonGetScenario: Scenario {
     var name: String { "daemon-get" }
-    var summary: String { "blobd GET 4 KiB ×16 and 1 MiB ×4 connections vs nginx (same generator) and redis-benchmark GET" }
+    var summary: String { "blobd GET 4 KiB ×16 and 1 MiB ×4 connections vs nginx and a least-work floor server (same generator) and redis-benchmark GET" }
 
     func run(_ context: ScenarioContext) async throws -> [CaseResult] {
         let nginx = DaemonVariants.available(Peers.nginx.map(\.path), scenario: name)
@@ -69,10 +69,20 @@ struct DaemonGetScenario: Scenario {
                     latency: LatencySink(), cpu: sinks[0].cpu, plans: plans)
             ]
             var comparisons = [Comparison(store: store, raw: nil, article: nil)]
+            // The same blobs as plain files, for nginx and for the floor server.
+            let plainFolder = try context.spreadFolder("plain")
+            try DaemonVariants.writePlainFiles(workload, in: plainFolder + "/www")
+            let floor = "floor×\(connections)"
+            let floorServer = try FloorHTTPServer(directory: plainFolder + "/www", socketPath: sockets.socket("f\(bytes)"))
+            servers.append(floorServer)
+            sinks.append((floor, CPUSink()))
+            variants.append(
+                DaemonVariants.http(
+                    name: floor, kind: .peer, connections: connections, operations: gets, server: .shared(floorServer),
+                    latency: LatencySink(), cpu: sinks[sinks.count - 1].cpu, plans: plans))
             if let nginx {
                 let folder = try context.spreadFolder("nginx")
-                try DaemonVariants.writePlainFiles(workload, in: folder + "/www")
-                let server = try NginxServer(binary: nginx, prefix: folder, directory: folder + "/www", socketPath: sockets.socket("n\(bytes)"))
+                let server = try NginxServer(binary: nginx, prefix: folder, directory: plainFolder + "/www", socketPath: sockets.socket("n\(bytes)"))
                 servers.append(server)
                 let peer = "nginx×\(connections)"
                 sinks.append((peer, CPUSink()))
@@ -80,8 +90,10 @@ struct DaemonGetScenario: Scenario {
                     DaemonVariants.http(
                         name: peer, kind: .peer, connections: connections, operations: gets, server: .shared(server),
                         latency: LatencySink(), cpu: sinks[sinks.count - 1].cpu, plans: plans))
-                comparisons = [Comparison(store: store, raw: nil, article: nil, peer: peer)]
+                // The floor server against nginx: the most any server reached here in the same run.
+                comparisons = [Comparison(store: store, raw: nil, article: nil, peer: peer), Comparison(store: floor, raw: nil, article: nil, peer: peer)]
             }
+            comparisons.append(Comparison(store: store, raw: nil, article: nil, peer: floor))
             if let redis, bytes == BlobSize.small {
                 let server = try RedisServer(
                     server: redis.server, benchmark: redis.benchmark, folder: try context.spreadFolder("redis"), socketPath: sockets.socket("r\(bytes)"))
@@ -97,9 +109,18 @@ struct DaemonGetScenario: Scenario {
             var result = try await context.measure(
                 scenario: name, label: label, blobBytes: bytes, variants: variants, comparisons: comparisons)
             let peer = "nginx×\(connections)"
+            let target = bytes == BlobSize.small ? 1.5 : 1.3
             result.figures += DaemonVariants.figures(
-                result, sinks: sinks, targets: [(store, peer, bytes == BlobSize.small ? 1.5 : 1.3)],
-                latencyTarget: bytes == BlobSize.small ? (store, peer) : nil)
+                result, sinks: sinks, targets: [(store, peer, target)], latencyTarget: bytes == BlobSize.small ? (store, peer) : nil)
+            if let ceiling = result.comparisons.first(where: { $0.store == floor && $0.peer == peer })?.storeOverPeer {
+                result.figures.append(
+                    Figure(
+                        name: "\(label): ceiling: \(floor) / \(peer) (least-work server; below \(Report.fixed(target))× means the target is out of reach here)",
+                        value: ceiling.median, unit: "×"))
+            }
+            if let share = result.comparisons.first(where: { $0.store == store && $0.peer == floor })?.storeOverPeer {
+                result.figures.append(Figure(name: "\(label): \(store) / \(floor) (what the store's work costs)", value: share.median, unit: "×"))
+            }
             results.append(result)
         }
         return results

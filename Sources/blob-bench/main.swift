@@ -15,6 +15,8 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == BenchDaemon.chil
         exit(64)
     }
 }
+// `blob-bench __floor-http FOLDER SOCKET`: the daemon-get scenario's least-work server (FloorServer).
+if let status = FloorServer.runIfChild(CommandLine.arguments) { exit(status) }
 // `blob-bench __scale-open …` / `__scale-list …`: the scale scenario's fresh-process measurements.
 if let status = await ScaleChild.runIfChild(CommandLine.arguments) { exit(status) }
 exit(await Runner.run(CommandLine.arguments))
