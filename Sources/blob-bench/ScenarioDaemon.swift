@@ -197,11 +197,35 @@ struct DaemonPutScenario: Scenario {
                     latency: LatencySink(), cpu: sink))
             comparisons.append(Comparison(store: "blobd relaxed×\(connections)", raw: nil, article: nil, peer: name))
         }
+        // The file work alone, as a ceiling: a raw POSIX loop on 2 threads doing what any server must
+        // do per PUT (create a temp file, write, close, rename into place), with no HTTP and no load
+        // generator taking CPU. A server can only approach it.
+        let rawWorkload = Workload(blobBytes: bytes, count: puts)
+        variants.append(Drivers.rawPut(rawWorkload, durable: false, writers: 2))
+        if nginx != nil { comparisons.append(Comparison(store: "raw×2", raw: nil, article: nil, peer: peer)) }
         var result = try await context.measure(
             scenario: name, label: "\(BlobSize.label(bytes)) ×\(connections)", blobBytes: bytes, variants: variants, comparisons: comparisons)
         result.figures += DaemonVariants.figures(
             result, sinks: sinks,
             targets: [("blobd durable×\(connections)", peer, 1.0), ("blobd relaxed×\(connections)", peer, 2.0)])
+        if let ceiling = result.comparisons.first(where: { $0.store == "raw×2" && $0.peer == peer })?.storeOverPeer {
+            result.figures.append(
+                Figure(
+                    name: "\(result.label): ceiling: raw file work ×2 (no HTTP) / \(peer) (below 2.00× means the relaxed target is out of reach here)",
+                    value: ceiling.median, unit: "×"))
+        }
+        // Durable: an acknowledged batch waits for two device flushes in turn (the content before the
+        // rename makes it visible, the folder after it), and 16 connections put at most 16 requests in
+        // one batch, so 16 / (2 × flush time) bounds a server that keeps the durability promise here.
+        let flush = try DurableCeiling.medianFlushSeconds(folder: try context.folder("flush"), files: connections, size: bytes)
+        result.figures.append(
+            Figure(name: "\(result.label): syncfs after \(connections) new 4 KiB files (median of \(DurableCeiling.rounds))", value: flush * 1e6, unit: "µs"))
+        if let nginxRate = result.variants.first(where: { $0.name == peer })?.opsPerSecond {
+            result.figures.append(
+                Figure(
+                    name: "\(result.label): ceiling: \(connections) puts per 2 flushes / \(peer) (below 1.00× means the durable target is out of reach here)",
+                    value: Double(connections) / (2 * flush) / nginxRate, unit: "×"))
+        }
         return [result]
     }
 }
@@ -266,5 +290,33 @@ struct DaemonMixedScenario: Scenario {
             comparisons: comparisons)
         result.figures += DaemonVariants.figures(result, sinks: sinks, targets: [])
         return [result]
+    }
+}
+
+/// The device-flush bound on durable puts: how long `syncfs` takes after a batch of new files.
+enum DurableCeiling {
+    static let rounds = 30
+
+    /// Median over ``rounds`` of the time `syncfs` takes after `files` new files of `size` bytes
+    /// (create, write, close; untimed) in `folder`. Blocking: runs on the calling thread.
+    static func medianFlushSeconds(folder: String, files: Int, size: Int) throws -> Double {
+        let content = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
+        content.initializeMemory(as: UInt8.self, repeating: 0x5A)
+        defer { content.deallocate() }
+        let directory = try FileDescriptor.open(folder, [.readOnly, .directory])
+        defer { try? directory.close() }
+        sync()
+        var seconds: [Double] = []
+        for round in 0..<rounds {
+            for index in 0..<files {
+                let file = try FileDescriptor.open("\(folder)/\(round)-\(index)", [.writeOnly, .create, .exclusive])
+                try file.closeAfter { () throws(Errno) in try file.writeAll(UnsafeRawBufferPointer(content)) }
+            }
+            let start = ContinuousClock.now
+            try directory.syncFileSystem()
+            let elapsed = ContinuousClock.now - start
+            seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        return Stats.median(seconds)
     }
 }
