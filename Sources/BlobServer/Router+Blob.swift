@@ -11,6 +11,8 @@ extension Router {
         let handle = try store.openForReading(identifier)
         let metadata = handle.metadata
         var response = Response(status: .ok)
+        // Room for every header a GET writes (ETag, dates, type, ranges), grown once instead of step by step.
+        response.headerLines.reserveCapacity(384)
         Router.appendMetadataHeaders(metadata, into: &response)
         response.header(.acceptRanges, "bytes")
         response.omitBody = head.method == .head
@@ -44,7 +46,12 @@ extension Router {
             response.announcedLength = count
         } else if count <= Router.inlineBodyLimit {
             defer { handle.close() }
-            response.body = [UInt8](try handle.read(range))
+            if range.upperBound <= Int64(handle.leadingContent.count) {
+                // The content came with the header: one copy into the body, no intermediate `Data`.
+                response.body = [UInt8](handle.leadingContent[Int(range.lowerBound)..<Int(range.upperBound)])
+            } else {
+                response.body = [UInt8](try handle.read(range))
+            }
         } else {
             response.file = .init(handle: handle, offset: handle.contentOffset + range.lowerBound, count: count)
         }

@@ -32,11 +32,11 @@ struct BucketMap: Equatable, Sendable {
     static let initial = BucketMap(buckets: [Bucket(number: 1, lowerBound: [])], nextNumber: 2, pendingSplit: nil)
 
     /// The position in ``buckets`` of the bucket that holds `identifier`.
-    func index(for identifier: [UInt8]) -> Int {
+    func index(for identifier: some Collection<UInt8>) -> Int {
         var low = 0, high = buckets.count - 1
         while low < high {
             let mid = (low + high + 1) / 2
-            if buckets[mid].lowerBound.lexicographicallyPrecedes(identifier) || buckets[mid].lowerBound == identifier {
+            if !identifier.lexicographicallyPrecedes(buckets[mid].lowerBound) {
                 low = mid
             } else {
                 high = mid - 1

@@ -1,6 +1,7 @@
 import BlobSystem
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Blocking and callback-based access for threads that live outside Swift concurrency, such as a
 /// server's event-loop threads. They block the calling thread on disk I/O: never call them from
@@ -58,7 +59,7 @@ public final class BlobReadHandle: @unchecked Sendable {
     public let contentOffset: Int64
     /// The first content bytes, read together with the header (for a small blob, all of it).
     public let leadingContent: Data
-    private let closed = Locked(false)
+    private let closed = Atomic<Bool>(false)
 
     init(_ blob: OpenedBlob) {
         metadata = blob.header.metadata
@@ -80,10 +81,7 @@ public final class BlobReadHandle: @unchecked Sendable {
 
     /// Closes the file; later calls do nothing.
     public func close() {
-        closed.withLock { closed in
-            if !closed { try? fileDescriptor.close() }
-            closed = true
-        }
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { try? fileDescriptor.close() }
     }
 
     deinit { close() }

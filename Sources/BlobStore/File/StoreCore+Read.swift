@@ -142,7 +142,7 @@ extension StoreCore {
 
     /// Opens the current version of `identifier`, or throws `notFound`. Call on `queue`.
     func openCurrent(_ identifier: String, readLength: Int = StoreCore.initialReadLength) throws -> OpenedBlob {
-        guard let blob = try openBlob(at: locate(identifier).path, identifier: identifier, readLength: readLength) else {
+        guard let blob = try openBlob(at: path(of: identifier), identifier: identifier, readLength: readLength) else {
             throw BlobStoreError.notFound(store: name, identifier: identifier)
         }
         return blob

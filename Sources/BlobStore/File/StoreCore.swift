@@ -174,6 +174,21 @@ final class StoreCore: @unchecked Sendable {
         return (folder, folder + "/" + fileName, index)
     }
 
+    /// The file path of `identifier` under the current map, built in one allocation: every read
+    /// starts here. Call on `queue`.
+    func path(of identifier: String) -> String {
+        let number = String(confined.map.buckets[confined.map.index(for: identifier.utf8)].number)
+        let fileName = FileNameCoding.name(for: identifier)
+        var path = ""
+        path.reserveCapacity(bucketsPath.utf8.count + number.utf8.count + fileName.utf8.count + 2)
+        path += bucketsPath
+        path += "/"
+        path += number
+        path += "/"
+        path += fileName
+        return path
+    }
+
     /// A fresh unique name for a temp or trash file.
     static func uniqueName(_ prefix: String) -> String {
         // A random tag drawn once per process plus a counter: unique without a `getrandom` call per
