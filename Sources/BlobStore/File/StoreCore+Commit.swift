@@ -91,22 +91,26 @@ extension StoreCore {
             }
             if batch.isEmpty { return false }
             commitBatches.withLock { $0 += 1 }
+            // Each put's `created` is settled (and its temp header rewritten) before its content is
+            // synced, so a durable replacement needs no second sync inside the barrier.
+            let (mutations, replaced, preparationFailures) = settleCreated(batch.map(\.0))
             // Durable content reaches the disk before any rename makes it visible: one fdatasync for a
             // lone put, one syncfs for a batch (group commit of the data, not only of the folders).
-            let durableTemps = batch.compactMap { item -> String? in
-                if case .put(let put) = item.0, put.durable { return put.tempPath }
+            let durableTemps = mutations.compactMap { mutation -> String? in
+                if case .put(let put) = mutation, put.durable { return put.tempPath }
                 return nil
             }
             let dataSyncFailure = syncData(of: durableTemps)
             let (results, touched, reclaim) = queue.sync(flags: .barrier) {
                 var touched = Set<String>()
                 var reclaim: [String] = []
-                let results = batch.map { item in
-                    if let dataSyncFailure, case .put(let put) = item.0, put.durable {
+                let results = mutations.indices.map { index in
+                    let mutation = mutations[index]
+                    if case .put(let put) = mutation, let failure = preparationFailures[index] ?? (put.durable ? dataSyncFailure : nil) {
                         reclaim.append(put.tempPath)
-                        return Result<MutationOutcome, any Error>.failure(dataSyncFailure)
+                        return Result<MutationOutcome, any Error>.failure(failure)
                     }
-                    return Result { try apply(item.0, touched: &touched, reclaim: &reclaim) }
+                    return Result { try apply(mutation, replacing: replaced[index], touched: &touched, reclaim: &reclaim) }
                 }
                 return (results, touched, reclaim)
             }
@@ -158,6 +162,47 @@ extension StoreCore {
         }
     }
 
+    /// Looks up what each put of a batch replaces and gives its temp header the old version's `created`.
+    ///
+    /// Runs as a read on `queue` before the batch's barrier. What it finds still holds inside that
+    /// barrier: only the committer changes the store, and this is the committer. A put whose identifier
+    /// an earlier mutation of the same batch touches (or that follows a remove-all) is left to the
+    /// barrier, which sees that mutation's effect: `replaced` is nil for it.
+    private func settleCreated(_ batch: [Mutation]) -> (mutations: [Mutation], replaced: [ExistingBlob?], failures: [Int: any Error]) {
+        var mutations = batch
+        var failures: [Int: any Error] = [:]
+        let replaced: [ExistingBlob?] = queue.sync {
+            var touched = Set<String>()
+            var everything = false
+            return batch.map { mutation -> ExistingBlob? in
+                switch mutation {
+                case .removeAll:
+                    everything = true
+                    return nil
+                case .remove(let identifier, _, _):
+                    touched.insert(identifier)
+                    return nil
+                case .put(let put):
+                    guard !everything, touched.insert(put.identifier).inserted else { return nil }
+                    return existingBlob(at: locate(put.identifier).path)
+                }
+            }
+        }
+        for index in batch.indices {
+            guard case .put(var put) = batch[index], case .present(let old)? = replaced[index], old.identifier == put.identifier,
+                old.createdNanoseconds != put.header.createdNanoseconds
+            else { continue }
+            put.header.createdNanoseconds = old.createdNanoseconds
+            do {
+                try rewriteHeader(put.header, at: put.tempPath, durable: false)
+                mutations[index] = .put(put)
+            } catch {
+                failures[index] = error
+            }
+        }
+        return (mutations, replaced, failures)
+    }
+
     /// Makes the content of `temps` durable: `fdatasync` for one file, `syncfs` for several.
     private func syncData(of temps: [String]) -> (any Error)? {
         do {
@@ -194,12 +239,14 @@ extension StoreCore {
         }
     }
 
-    /// Applies one mutation. Runs inside the barrier.
-    private func apply(_ mutation: Mutation, touched: inout Set<String>, reclaim: inout [String]) throws -> MutationOutcome {
+    /// Applies one mutation; `replaced` is what a put replaces if ``settleCreated(_:)`` found it. Runs inside the barrier.
+    private func apply(_ mutation: Mutation, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String]) throws
+        -> MutationOutcome
+    {
         switch mutation {
         case .put(let put):
             do {
-                return .stored(try applyPut(put, touched: &touched, reclaim: &reclaim))
+                return .stored(try applyPut(put, replacing: replaced, touched: &touched, reclaim: &reclaim))
             } catch {
                 reclaim.append(put.tempPath)
                 throw error
@@ -239,9 +286,12 @@ extension StoreCore {
         }
     }
 
-    private func applyPut(_ put: PreparedPut, touched: inout Set<String>, reclaim: inout [String]) throws -> BlobMetadata {
+    private func applyPut(_ put: PreparedPut, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String]) throws
+        -> BlobMetadata
+    {
+        // Located again: a split earlier in this barrier may have moved the bucket boundary.
         let (folder, path, bucketIndex) = locate(put.identifier)
-        let found = existingBlob(at: path)
+        let found = replaced ?? existingBlob(at: path)
         var existing = found
         if case .present(let header) = existing, header.identifier != put.identifier {
             throw BlobStoreError.corrupt(
@@ -253,7 +303,8 @@ extension StoreCore {
         let created: Int64
         if case .present(let old) = existing { created = old.createdNanoseconds } else { created = header.modifiedNanoseconds }
         if created != header.createdNanoseconds {
-            // Another commit landed between this put's start and now; correct `created` in the temp file.
+            // Only for a put that ``settleCreated(_:)`` left to the barrier (an earlier mutation of its
+            // batch touched the same blob): correct `created` in the temp file now.
             header.createdNanoseconds = created
             try rewriteHeader(header, at: put.tempPath, durable: put.durable)
         }

@@ -13,8 +13,6 @@ final class TempBlobWriter: @unchecked Sendable {
     let options: PutOptions
     let durable: Bool
     let maximumSize: Int64
-    /// What the store held when the put began; decides `created` unless a commit in between changes it.
-    let existingAtStart: ExistingBlob
 
     private var hasher = XXH64()
     private var size: Int64 = 0
@@ -24,7 +22,12 @@ final class TempBlobWriter: @unchecked Sendable {
     private(set) var tempPath: String
     private let modified = Date().nanosecondsSince1970
 
-    /// Checks the identifier, metadata and (early) the write condition. Blocking: call off the concurrency pool.
+    /// Checks a write condition early (a conditional put that cannot succeed fails before its content
+    /// is written; the commit checks again atomically). Blocking: call off the concurrency pool.
+    ///
+    /// An unconditional put looks nothing up here: the commit finds what it replaces anyway (and
+    /// carries the old version's `created` over), and every lookup here is a read on the store's
+    /// queue that would wait for any commit in progress.
     init(core: StoreCore, identifier: String, options: PutOptions, durable: Bool, maximumSize: Int64) throws {
         self.core = core
         self.identifier = identifier
@@ -32,9 +35,10 @@ final class TempBlobWriter: @unchecked Sendable {
         self.durable = durable
         self.maximumSize = maximumSize
         tempPath = core.tempPath + "/" + StoreCore.uniqueName("put-")
-        existingAtStart = core.queue.sync { core.existingBlob(at: core.locate(identifier).path) }
-        // Fail fast; the commit checks again atomically.
-        try core.check(options.condition, against: existingAtStart, identifier: identifier)
+        if options.condition != .none {
+            let existing = core.queue.sync { core.existingBlob(at: core.locate(identifier).path) }
+            try core.check(options.condition, against: existing, identifier: identifier)
+        }
     }
 
     /// Adds content. Blocking.
@@ -56,9 +60,11 @@ final class TempBlobWriter: @unchecked Sendable {
     }
 
     /// Finishes the temp file and returns what the commit needs (the committer syncs durable ones, batched). Blocking.
+    ///
+    /// `created` is written as the modification time, right for a new blob; a commit that replaces
+    /// one rewrites it to the old version's before the content is synced and renamed.
     func finish() throws -> PreparedPut {
-        let created: Int64
-        if case .present(let old) = existingAtStart { created = old.createdNanoseconds } else { created = modified }
+        let created = modified
         if var header {
             header.size = size
             header.checksum = hasher.finalize()

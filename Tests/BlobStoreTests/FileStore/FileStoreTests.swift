@@ -216,6 +216,82 @@ import Testing
         let batches = store.core.commitBatches.withLock { $0 }
         #expect(batches < 64, "64 concurrent puts took \(batches) commits")
     }
+
+    /// The committer looks up what a batch's puts replace before the barrier; puts whose blob an
+    /// earlier mutation of the same batch touched must still see that mutation.
+    @Test func createdIsRightForEveryPutOfOneBatch() async throws {
+        let store = try store("batch", durability: .durable)
+        let a0 = try await store.put(Data("a0".utf8), identifier: "a")
+        let b0 = try await store.put(Data("b0".utf8), identifier: "b")
+        let c0 = try await store.put(Data("c0".utf8), identifier: "c")
+        try await Task.sleep(for: .milliseconds(5))
+
+        let first = try await oneBatch(store) { batch in
+            try batch.put("a", "a1")  // replaces a0: looked up before the barrier
+            try batch.put("a", "a2")  // replaces a1 of this batch: looked up in the barrier
+            batch.remove("b")
+            try batch.put("b", "b1")  // b was removed earlier in the batch: a new blob
+            try batch.put("d", "d1")  // new
+        }
+        #expect(first["a1"]?.created == a0.created)
+        #expect(first["a2"]?.created == a0.created)
+        #expect(first["b1"].map { $0.created == $0.modified && $0.created > b0.created } == true)
+        #expect(first["d1"].map { $0.created == $0.modified } == true)
+        // What is on disk agrees with what the commits reported.
+        for (identifier, key) in [("a", "a2"), ("b", "b1"), ("d", "d1")] {
+            #expect(try await store.head(identifier) == first[key])
+        }
+
+        let second = try await oneBatch(store) { batch in
+            batch.removeAll()
+            try batch.put("c", "c1")  // after a remove-all: a new blob
+        }
+        #expect(second["c1"].map { $0.created == $0.modified && $0.created > c0.created } == true)
+        #expect(try await store.head("c") == second["c1"])
+        #expect(try await store.exists("a") == false)
+    }
+
+    /// Mutations submitted by `body` while the committer is held, so that they commit as one batch;
+    /// returns the metadata of each put, by the text it stored.
+    private func oneBatch(_ store: PersistentDataStore, _ body: (OneBatch) throws -> Void) async throws -> [String: BlobMetadata] {
+        let gate = DispatchSemaphore(value: 0)
+        store.core.commitQueue.async { gate.wait() }
+        let batchesBefore = store.core.commitBatches.withLock { $0 }
+        let batch = OneBatch(store: store)
+        try body(batch)
+        gate.signal()
+        await withCheckedContinuation { continuation in batch.done.notify(queue: .global()) { continuation.resume() } }
+        #expect(store.core.commitBatches.withLock { $0 } == batchesBefore + 1, "the mutations were meant to commit as one batch")
+        return batch.results.withLock { $0 }
+    }
+
+    private final class OneBatch: Sendable {
+        let store: PersistentDataStore
+        let done = DispatchGroup()
+        let results = Locked<[String: BlobMetadata]>([:])
+
+        init(store: PersistentDataStore) { self.store = store }
+
+        func put(_ identifier: String, _ text: String) throws {
+            let upload = try store.beginUpload(identifier: identifier, options: PutOptions())
+            try Data(text.utf8).withUnsafeBytes { try upload.append($0) }
+            done.enter()
+            upload.commit { [self] result in
+                if case .success(let metadata) = result { results.withLock { $0[text] = metadata } }
+                done.leave()
+            }
+        }
+
+        func remove(_ identifier: String) {
+            done.enter()
+            store.remove(identifier, condition: .none) { [self] _ in done.leave() }
+        }
+
+        func removeAll() {
+            done.enter()
+            store.removeAllBlobs { [self] _ in done.leave() }
+        }
+    }
 }
 
 @Suite struct ArticleAPITests {
