@@ -33,7 +33,9 @@ extension Result where Success == MutationOutcome {
 
 /// Mutations queued for the next group commit. Owned by `StoreCore.pending`'s mutex.
 struct PendingMutations {
-    var items: [(Mutation, @Sendable (Result<MutationOutcome, any Error>) -> Void)] = []
+    /// A mutation and what to call with its outcome.
+    typealias Item = (Mutation, @Sendable (Result<MutationOutcome, any Error>) -> Void)
+    var items: [Item] = []
     var draining = false
 }
 
@@ -74,84 +76,47 @@ extension StoreCore {
         }
     }
 
-    /// Group commit: take everything queued, commit it in one barrier, sync each touched folder once,
-    /// then acknowledge. Mutations queued meanwhile form the next batch. Runs on `commitQueue`.
+    /// The committer on the commit thread: group commit, pipelined.
+    ///
+    /// Each turn takes everything queued as one batch and makes **one** sync that covers both this
+    /// batch's durable content (before its renames) and the previous batch's folders (after its
+    /// renames), then acknowledges the previous batch and applies this one in one barrier. Without
+    /// the overlap every batch waited for two syncs in turn; under load this halves the syncs per
+    /// batch, and a lone put still gets exactly its two (content, then folder). The committer role is
+    /// kept while a batch waits for its folder sync. Runs on `commitQueue`.
     private func drain() {
-        while drainBatch() {}
-    }
-
-    /// Commits one batch; returns whether more mutations are waiting (the caller keeps draining).
-    private func drainBatch() -> Bool {
-        do {  // one batch
-            let batch = pending.withLock { state in
-                let items = state.items
-                state.items = []
-                if items.isEmpty { state.draining = false }
-                return items
+        var awaiting: CommittedBatch?
+        while true {
+            let batch = takeBatch(releasingTheRoleWhenEmpty: awaiting == nil)
+            if batch.isEmpty {
+                guard let previous = awaiting else { return }
+                acknowledge(previous, syncFailure: sync(contentOf: [], folders: previous.touched))
+                awaiting = nil
+                continue
             }
-            if batch.isEmpty { return false }
-            commitBatches.withLock { $0 += 1 }
-            // Each put's `created` is settled (and its temp header rewritten) before its content is
-            // synced, so a durable replacement needs no second sync inside the barrier.
-            let (mutations, replaced, preparationFailures) = settleCreated(batch.map(\.0))
-            // Durable content reaches the disk before any rename makes it visible: one fdatasync for a
-            // lone put, one syncfs for a batch (group commit of the data, not only of the folders).
-            let durableTemps = mutations.compactMap { mutation -> String? in
-                if case .put(let put) = mutation, put.durable { return put.tempPath }
-                return nil
-            }
-            let dataSyncFailure = syncData(of: durableTemps)
-            let (results, touched, reclaim) = queue.sync(flags: .barrier) {
-                var touched = Set<String>()
-                var reclaim: [String] = []
-                let results = mutations.indices.map { index in
-                    let mutation = mutations[index]
-                    if case .put(let put) = mutation, let failure = preparationFailures[index] ?? (put.durable ? dataSyncFailure : nil) {
-                        reclaim.append(put.tempPath)
-                        return Result<MutationOutcome, any Error>.failure(failure)
-                    }
-                    return Result { try apply(mutation, replacing: replaced[index], touched: &touched, reclaim: &reclaim) }
-                }
-                return (results, touched, reclaim)
-            }
-            var syncFailure: (any Error)?
+            let prepared = prepare(batch)
+            let syncFailure = sync(contentOf: prepared.durableTemps, folders: awaiting?.touched ?? [])
+            if let previous = awaiting { acknowledge(previous, syncFailure: syncFailure) }
+            let committed = apply(prepared, dataSyncFailure: syncFailure)
             if batch.contains(where: { $0.0.durable }) {
-                do {
-                    if touched.count > 1 || durableTemps.count > 1 {
-                        try io("sync file system", storePath) {
-                            let fd = try FileDescriptor.open(storePath, [.readOnly, .directory])
-                            try fd.closeAfter { try fd.syncFileSystem() }
-                        }
-                    } else {
-                        for folder in touched { try io("sync folder", folder) { try FileSystem.syncDirectory(folder) } }
-                    }
-                } catch {
-                    syncFailure = error
-                }
-            }
-            if !reclaim.isEmpty {
-                reclaimQueue.async {
-                    for path in reclaim { _ = try? FileSystem.removeTree(path) }
-                }
-            }
-            var changes: [BlobChange.Kind] = []
-            for result in results {
-                switch result {
-                case .success(.stored(let metadata)): changes.append(.put(metadata))
-                case .success(.removed(let identifier, true)): changes.append(.removed(identifier: identifier))
-                case .success(.removedAll): changes.append(.removedAll)
-                case .success(.removed(_, false)), .failure: break
-                }
-            }
-            broadcaster.publish(changes)
-            for (item, result) in zip(batch, results) {
-                if let syncFailure, item.0.durable, case .success = result {
-                    item.1(.failure(syncFailure))
-                } else {
-                    item.1(result)
-                }
+                awaiting = committed
+                afterDurableBarrier.withLock { $0 }?()
+            } else {
+                acknowledge(committed, syncFailure: nil)
+                awaiting = nil
             }
         }
+    }
+
+    /// Commits one batch on the calling thread, folder sync included (the inline path of ``submit(_:inline:completion:)``);
+    /// returns whether more mutations are waiting (the caller must see that they get committed).
+    private func drainBatch() -> Bool {
+        let batch = takeBatch(releasingTheRoleWhenEmpty: true)
+        if batch.isEmpty { return false }  // the role is released already
+        let prepared = prepare(batch)
+        let committed = apply(prepared, dataSyncFailure: sync(contentOf: prepared.durableTemps, folders: []))
+        let durable = batch.contains(where: { $0.0.durable })
+        acknowledge(committed, syncFailure: durable ? sync(contentOf: [], folders: committed.touched) : nil)
         // Release the committer role only when nothing is waiting; otherwise the caller continues.
         return pending.withLock { state in
             if state.items.isEmpty {
@@ -159,6 +124,121 @@ extension StoreCore {
                 return false
             }
             return true
+        }
+    }
+
+    /// Everything queued so far. When there is nothing and `releasingTheRoleWhenEmpty`, the caller
+    /// stops being the committer (the next submit starts a new one).
+    private func takeBatch(releasingTheRoleWhenEmpty release: Bool) -> [PendingMutations.Item] {
+        pending.withLock { state in
+            let items = state.items
+            state.items = []
+            if items.isEmpty && release { state.draining = false }
+            return items
+        }
+    }
+
+    /// A batch ready for its barrier.
+    private struct PreparedBatch {
+        var items: [PendingMutations.Item]
+        var mutations: [Mutation]
+        var replaced: [ExistingBlob?]
+        var failures: [Int: any Error]
+        /// Temp files whose content must be durable before the barrier renames them.
+        var durableTemps: [String]
+    }
+
+    /// A batch whose barrier has run: its outcomes and the folders it changed.
+    private struct CommittedBatch {
+        var items: [PendingMutations.Item]
+        var results: [Result<MutationOutcome, any Error>]
+        var touched: Set<String>
+    }
+
+    private func prepare(_ batch: [PendingMutations.Item]) -> PreparedBatch {
+        commitBatches.withLock { $0 += 1 }
+        // Each put's `created` is settled (and its temp header rewritten) before its content is
+        // synced, so a durable replacement needs no second sync inside the barrier.
+        let (mutations, replaced, failures) = settleCreated(batch.map(\.0))
+        let durableTemps = mutations.compactMap { mutation -> String? in
+            if case .put(let put) = mutation, put.durable { return put.tempPath }
+            return nil
+        }
+        return PreparedBatch(items: batch, mutations: mutations, replaced: replaced, failures: failures, durableTemps: durableTemps)
+    }
+
+    /// Applies a batch in one barrier. A durable put whose content could not be synced fails here,
+    /// before its rename: no name ever points at content that may not be on the disk.
+    private func apply(_ batch: PreparedBatch, dataSyncFailure: (any Error)?) -> CommittedBatch {
+        let mutations = batch.mutations
+        let (results, touched, reclaim) = queue.sync(flags: .barrier) {
+            var touched = Set<String>()
+            var reclaim: [String] = []
+            let results = mutations.indices.map { index in
+                let mutation = mutations[index]
+                if case .put(let put) = mutation, let failure = batch.failures[index] ?? (put.durable ? dataSyncFailure : nil) {
+                    reclaim.append(put.tempPath)
+                    return Result<MutationOutcome, any Error>.failure(failure)
+                }
+                return Result { try apply(mutation, replacing: batch.replaced[index], touched: &touched, reclaim: &reclaim) }
+            }
+            return (results, touched, reclaim)
+        }
+        if !reclaim.isEmpty {
+            reclaimQueue.async {
+                for path in reclaim { _ = try? FileSystem.removeTree(path) }
+            }
+        }
+        return CommittedBatch(items: batch.items, results: results, touched: touched)
+    }
+
+    /// Publishes a committed batch's changes and completes its mutations; a durable one that
+    /// succeeded fails after all if its folder sync failed.
+    private func acknowledge(_ batch: CommittedBatch, syncFailure: (any Error)?) {
+        var changes: [BlobChange.Kind] = []
+        for result in batch.results {
+            switch result {
+            case .success(.stored(let metadata)): changes.append(.put(metadata))
+            case .success(.removed(let identifier, true)): changes.append(.removed(identifier: identifier))
+            case .success(.removedAll): changes.append(.removedAll)
+            case .success(.removed(_, false)), .failure: break
+            }
+        }
+        broadcaster.publish(changes)
+        for (item, result) in zip(batch.items, batch.results) {
+            if let syncFailure, item.0.durable, case .success = result {
+                item.1(.failure(syncFailure))
+            } else {
+                item.1(result)
+            }
+        }
+    }
+
+    /// One sync that makes the content of `temps` and the entries of `folders` durable: `fdatasync`
+    /// for a lone file, `fsync` for a lone folder, one `syncfs` for anything more (group commit).
+    private func sync(contentOf temps: [String], folders: Set<String>) -> (any Error)? {
+        if !temps.isEmpty || !folders.isEmpty { commitSyncs.withLock { $0 += 1 } }
+        do {
+            switch (temps.count, folders.count) {
+            case (0, 0):
+                break
+            case (1, 0):
+                try io("sync", temps[0]) {
+                    let fd = try FileDescriptor.open(temps[0], [.readOnly])
+                    try fd.closeAfter { try fd.dataSync() }
+                }
+            case (0, 1):
+                let folder = folders.first!
+                try io("sync folder", folder) { try FileSystem.syncDirectory(folder) }
+            default:
+                try io("sync file system", storePath) {
+                    let fd = try FileDescriptor.open(storePath, [.readOnly, .directory])
+                    try fd.closeAfter { try fd.syncFileSystem() }
+                }
+            }
+            return nil
+        } catch {
+            return error
         }
     }
 
@@ -201,26 +281,6 @@ extension StoreCore {
             }
         }
         return (mutations, replaced, failures)
-    }
-
-    /// Makes the content of `temps` durable: `fdatasync` for one file, `syncfs` for several.
-    private func syncData(of temps: [String]) -> (any Error)? {
-        do {
-            if temps.count == 1 {
-                try io("sync", temps[0]) {
-                    let fd = try FileDescriptor.open(temps[0], [.readOnly])
-                    try fd.closeAfter { try fd.dataSync() }
-                }
-            } else if temps.count > 1 {
-                try io("sync file system", tempPath) {
-                    let fd = try FileDescriptor.open(tempPath, [.readOnly, .directory])
-                    try fd.closeAfter { try fd.syncFileSystem() }
-                }
-            }
-            return nil
-        } catch {
-            return error
-        }
     }
 
     /// Checks a write condition against what is stored.

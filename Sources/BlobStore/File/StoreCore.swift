@@ -50,6 +50,10 @@ final class StoreCore: @unchecked Sendable {
     let pending = Locked(PendingMutations())
     /// How many group commits have run (observability and tests).
     let commitBatches = Locked(0)
+    /// How many syncs (`fdatasync`, folder `fsync`, `syncfs`) commits have made (observability and tests).
+    let commitSyncs = Locked(0)
+    /// Tests only: called on the commit thread after the barrier of a durable batch, before its folder sync.
+    let afterDurableBarrier = Locked<(@Sendable () -> Void)?>(nil)
     private let lockDescriptor: FileDescriptor
 
     /// Opens (creating if needed) the store `name` under `root`: takes its lock, finishes an interrupted

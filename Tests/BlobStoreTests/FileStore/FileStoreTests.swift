@@ -262,9 +262,47 @@ import Testing
         #expect(try await store.exists("a") == false)
     }
 
+    /// A lone durable put syncs its content, then its folder. Under load one sync serves two batches:
+    /// the content of the new one (before its renames) and the folders of the one before (after its).
+    @Test func durableBatchesShareEachSyncWithTheNext() async throws {
+        let store = try store("pipeline", durability: .durable)
+        let core = store.core
+        let syncsBefore = core.commitSyncs.withLock { $0 }
+        try await store.put(Data("alone".utf8), identifier: "alone")
+        #expect(core.commitSyncs.withLock { $0 } == syncsBefore + 2)
+
+        // Batch A is held until the committer has applied it; batch B arrives in that moment.
+        let (batchesBefore, syncsAtStart) = (core.commitBatches.withLock { $0 }, core.commitSyncs.withLock { $0 })
+        let second = OneBatch(store: store)
+        let arrived = DispatchSemaphore(value: 0)
+        core.afterDurableBarrier.withLock { hook in
+            hook = { [core] in
+                core.afterDurableBarrier.withLock { $0 = nil }
+                try? second.put("b", "b1")
+                try? second.put("c", "c1")
+                arrived.signal()
+            }
+        }
+        // A is acknowledged by the sync it shares with B, so B has been taken by then.
+        let first = try await oneBatch(store, batchesByTheEnd: 2) { batch in
+            try batch.put("a", "a1")
+            try batch.put("d", "d1")
+        }
+        #expect(first.count == 2)
+        arrived.wait()
+        await withCheckedContinuation { continuation in second.done.notify(queue: .global()) { continuation.resume() } }
+        #expect(second.results.withLock { $0.count } == 2)
+        #expect(core.commitBatches.withLock { $0 } == batchesBefore + 2)
+        // A's content; A's folders with B's content; B's folders. Two batches one after the other took four.
+        #expect(core.commitSyncs.withLock { $0 } == syncsAtStart + 3)
+        for identifier in ["a", "b", "c", "d"] { #expect(try await store.exists(identifier)) }
+    }
+
     /// Mutations submitted by `body` while the committer is held, so that they commit as one batch;
     /// returns the metadata of each put, by the text it stored.
-    private func oneBatch(_ store: PersistentDataStore, _ body: (OneBatch) throws -> Void) async throws -> [String: BlobMetadata] {
+    private func oneBatch(
+        _ store: PersistentDataStore, batchesByTheEnd: Int = 1, _ body: (OneBatch) throws -> Void
+    ) async throws -> [String: BlobMetadata] {
         let gate = DispatchSemaphore(value: 0)
         store.core.commitQueue.async { gate.wait() }
         let batchesBefore = store.core.commitBatches.withLock { $0 }
@@ -272,7 +310,7 @@ import Testing
         try body(batch)
         gate.signal()
         await withCheckedContinuation { continuation in batch.done.notify(queue: .global()) { continuation.resume() } }
-        #expect(store.core.commitBatches.withLock { $0 } == batchesBefore + 1, "the mutations were meant to commit as one batch")
+        #expect(store.core.commitBatches.withLock { $0 } == batchesBefore + batchesByTheEnd, "the mutations were meant to commit as one batch")
         return batch.results.withLock { $0 }
     }
 
