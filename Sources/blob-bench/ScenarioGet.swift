@@ -49,6 +49,12 @@ struct GetScenario: Scenario {
                         Comparison(store: "hop×\(readers)", raw: "raw×\(readers)", article: nil),
                     ]
                 }
+                if bytes == BlobSize.small && readers == 2 {
+                    // The async API with 16 gets in flight (as a server's tasks would have) against the
+                    // raw loop on both cores: hand-offs overlap instead of each waiting for a wake-up.
+                    variants.append(Drivers.storeGet(workload, store: store, readers: 16, operations: gets))
+                    comparisons.append(Comparison(store: "store×16", raw: "raw×2", article: nil))
+                }
             }
             results.append(
                 try await context.measure(
