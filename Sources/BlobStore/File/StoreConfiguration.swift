@@ -6,8 +6,7 @@ public struct StoreConfiguration: Hashable, Sendable {
     public var durability: Durability
     /// The largest blob a put accepts, in bytes (default 1 TiB).
     public var maximumBlobSize: Int64
-    /// A bucket folder never holds more blobs than this: it is split in two when it grows past a
-    /// threshold between 3/4 of this and this, fixed per bucket (default 8,192; small values are for tests).
+    /// A bucket folder holding more blobs than this is split in two (default 8,192; small values are for tests).
     public var bucketCapacity: Int
 
     /// Creates a configuration.

@@ -380,8 +380,7 @@ extension StoreCore {
         } else {
             adjustStatistics(count: 1, bytes: header.size)
             adjustCount(bucketAt: bucketIndex, by: 1)
-            let number = confined.map.buckets[bucketIndex].number
-            if let count = confined.counts[number], count > splitThreshold(bucketNumber: number) {
+            if let count = confined.counts[confined.map.buckets[bucketIndex].number], count > bucketCapacity {
                 try split(bucketAt: bucketIndex, touched: &touched)
             }
         }
@@ -416,21 +415,6 @@ extension StoreCore {
     }
 
     // MARK: - Splitting buckets
-
-    /// How many blobs the bucket numbered `bucketNumber` holds before it splits: between 3/4 of
-    /// ``bucketCapacity`` and all of it, fixed per bucket number (so a reopened store agrees).
-    ///
-    /// With one threshold for every bucket, buckets filled by evenly spread identifiers (UUIDs,
-    /// hashes) reach it together, and a store splits nearly all its buckets within a few thousand
-    /// puts: measured after filling a million blobs, 11 splits (about 45,000 renames inside the
-    /// barrier) in the next 20,000 puts, against 2 in a store of 10,000. Spread thresholds make the
-    /// splits arrive steadily; the work per put over time is the same.
-    func splitThreshold(bucketNumber: Int) -> Int {
-        let spread = bucketCapacity / 4
-        guard spread > 0 else { return bucketCapacity }
-        let mixed = UInt64(truncatingIfNeeded: bucketNumber) &* 0x9E37_79B9_7F4A_7C15  // Fibonacci hashing
-        return bucketCapacity - Int((mixed >> 32) % UInt64(spread + 1))
-    }
 
     /// Splits the bucket at `index` at its median identifier. Runs inside the barrier.
     ///

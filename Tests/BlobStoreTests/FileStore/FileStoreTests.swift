@@ -90,17 +90,6 @@ import Testing
         #expect(try await store.verify().isClean)
     }
 
-    @Test func splitThresholdsAreSpreadBelowTheCapacity() throws {
-        let core = try store("thresholds").core
-        let thresholds = (1...200).map { core.splitThreshold(bucketNumber: $0) }
-        #expect(thresholds.allSatisfy { $0 >= 8192 * 3 / 4 && $0 <= 8192 }, "\(thresholds.min()!)...\(thresholds.max()!)")
-        #expect(Set(thresholds).count > 150, "thresholds should differ between buckets")
-        #expect(thresholds.max()! - thresholds.min()! > 8192 / 5, "thresholds should spread over most of the range")
-        #expect(core.splitThreshold(bucketNumber: 17) == core.splitThreshold(bucketNumber: 17))
-        let tiny = try store("tiny", capacity: 3).core
-        #expect((1...50).allSatisfy { tiny.splitThreshold(bucketNumber: $0) == 3 })
-    }
-
     @Test func reopeningFindsEverythingWithoutScanning() async throws {
         let root = self.root
         do {
