@@ -1,4 +1,5 @@
 import BlobStore
+import BlobSystem
 import Foundation
 import Glibc
 
@@ -74,6 +75,32 @@ enum Drivers {
                         defer { handle.close() }
                         guard try handle.read(0..<expected).count == expected else { throw BaselineFailure(count: 1) }
                     }
+                }
+            }
+        }
+    }
+
+    /// Puts through the store's blocking upload API (`beginUpload`, `append`, `commit`), the path
+    /// blobd's loops take, on `writers` threads into a store opened fresh in the run's folder; each
+    /// thread waits for its commit before the next put.
+    static func blockingPut(_ workload: Workload, durability: Durability, writers: Int) -> Variant {
+        Variant(.store, concurrency: writers, operations: workload.identifiers.count, name: "blocking×\(writers)") { directory in
+            let store = try openStore(directory, durability: durability)
+            return try await Timing.measure {
+                try await Workers.run(writers) { writer in
+                    let committed = DispatchSemaphore(value: 0)
+                    let failures = Locked(0)
+                    for index in stride(from: writer, to: workload.identifiers.count, by: writers) {
+                        let upload = try store.beginUpload(identifier: workload.identifiers[index], options: PutOptions())
+                        try workload.data.withUnsafeBytes { try upload.append($0) }
+                        upload.commit { result in
+                            if case .failure = result { failures.withLock { $0 += 1 } }
+                            committed.signal()
+                        }
+                        committed.wait()
+                    }
+                    let failed = failures.withLock { $0 }
+                    if failed > 0 { throw BaselineFailure(count: failed) }
                 }
             }
         }

@@ -40,7 +40,7 @@ struct PutScenario: Scenario {
             let workload = Workload(blobBytes: bytes, count: count)
             let durable = durability == .durable
             let many = durable ? 16 : 2
-            let variants = [
+            var variants = [
                 Drivers.storePut(workload, durability: durability, writers: 1),
                 Drivers.storePut(workload, durability: durability, writers: many),
                 Drivers.rawPut(workload, durable: durable, writers: 1),
@@ -48,10 +48,17 @@ struct PutScenario: Scenario {
                 Drivers.articlePut(workload, writers: 1),
                 Drivers.articlePut(workload, writers: many),
             ]
-            let comparisons = [
+            var comparisons = [
                 Comparison(store: "store×1", raw: "raw×1", article: "article×1"),
                 Comparison(store: "store×\(many)", raw: durable ? "raw×1" : "raw×\(many)", article: "article×\(many)"),
             ]
+            if !durable && bytes == BlobSize.small {
+                // The store's own put path from plain threads, without the async API's hand-offs.
+                for writers in [1, many] {
+                    variants.append(Drivers.blockingPut(workload, durability: durability, writers: writers))
+                    comparisons.append(Comparison(store: "blocking×\(writers)", raw: "raw×\(writers)", article: nil))
+                }
+            }
             results.append(
                 try await context.measure(
                     scenario: name, label: BlobSize.label(bytes), blobBytes: bytes, variants: variants, comparisons: comparisons))
