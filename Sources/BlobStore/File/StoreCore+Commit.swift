@@ -31,6 +31,17 @@ extension Result where Success == MutationOutcome {
     }
 }
 
+/// One step of a commit, as recorded in `StoreCore.commitLog` (tests). Puts are named by their temp file.
+enum CommitEvent: Equatable, Sendable {
+    /// A sync succeeded that made durable the content of `temps` and the entries of `folders` (or,
+    /// with `wholeFileSystem`, everything written so far).
+    case synced(temps: [String], folders: [String], wholeFileSystem: Bool)
+    /// A barrier renamed the temp files of these durable puts into place, touching `folders`.
+    case renamed(temps: [String], folders: [String])
+    /// These durable puts were reported as successes.
+    case acknowledged(temps: [String])
+}
+
 /// Mutations queued for the next group commit. Owned by `StoreCore.pending`'s mutex.
 struct PendingMutations {
     /// A mutation and what to call with its outcome.
@@ -153,6 +164,21 @@ extension StoreCore {
         var items: [PendingMutations.Item]
         var results: [Result<MutationOutcome, any Error>]
         var touched: Set<String>
+
+        /// The temp files of the durable puts that the barrier stored.
+        var storedDurableTemps: [String] {
+            zip(items, results).compactMap { item, result in
+                guard case .put(let put) = item.0, put.durable, case .success = result else { return nil }
+                return put.tempPath
+            }
+        }
+    }
+
+    /// Appends to ``commitLog`` when a test records.
+    private func record(_ event: @autoclosure () -> CommitEvent) {
+        commitLog.withLock { log in
+            if log != nil { log!.append(event()) }
+        }
     }
 
     private func prepare(_ batch: [PendingMutations.Item]) -> PreparedBatch {
@@ -189,7 +215,9 @@ extension StoreCore {
                 for path in reclaim { _ = try? FileSystem.removeTree(path) }
             }
         }
-        return CommittedBatch(items: batch.items, results: results, touched: touched)
+        let committed = CommittedBatch(items: batch.items, results: results, touched: touched)
+        record(.renamed(temps: committed.storedDurableTemps, folders: touched.sorted()))
+        return committed
     }
 
     /// Publishes a committed batch's changes and completes its mutations; a durable one that
@@ -205,6 +233,7 @@ extension StoreCore {
             }
         }
         broadcaster.publish(changes)
+        if syncFailure == nil { record(.acknowledged(temps: batch.storedDurableTemps)) }
         for (item, result) in zip(batch.items, batch.results) {
             if let syncFailure, item.0.durable, case .success = result {
                 item.1(.failure(syncFailure))
@@ -235,6 +264,9 @@ extension StoreCore {
                     let fd = try FileDescriptor.open(storePath, [.readOnly, .directory])
                     try fd.closeAfter { try fd.syncFileSystem() }
                 }
+            }
+            if !temps.isEmpty || !folders.isEmpty {
+                record(.synced(temps: temps, folders: folders.sorted(), wholeFileSystem: temps.count + folders.count > 1))
             }
             return nil
         } catch {

@@ -54,6 +54,9 @@ final class StoreCore: @unchecked Sendable {
     let commitSyncs = Locked(0)
     /// Tests only: called on the commit thread after the barrier of a durable batch, before its folder sync.
     let afterDurableBarrier = Locked<(@Sendable () -> Void)?>(nil)
+    /// Tests only: while not nil, commits append what they do, in order, so a test can check the
+    /// durability protocol (content synced before its rename, folder synced before the acknowledgement).
+    let commitLog = Locked<[CommitEvent]?>(nil)
     private let lockDescriptor: FileDescriptor
 
     /// Opens (creating if needed) the store `name` under `root`: takes its lock, finishes an interrupted

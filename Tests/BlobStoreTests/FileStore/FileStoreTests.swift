@@ -287,6 +287,59 @@ import Testing
         for identifier in ["a", "b", "c", "d"] { #expect(try await store.exists(identifier)) }
     }
 
+    /// The durability promise, checked on the commit log: every acknowledged durable put had its
+    /// content synced before the barrier that renamed it, and that barrier's folders synced after it
+    /// and before the acknowledgement — for a lone put, for overlapping batches, and under load.
+    @Test func everyAcknowledgedDurablePutWasSyncedInOrder() async throws {
+        let store = try store("protocol", durability: .durable)
+        let core = store.core
+        core.commitLog.withLock { $0 = [] }
+        try await store.put(Data("alone".utf8), identifier: "alone")
+        let second = OneBatch(store: store)
+        core.afterDurableBarrier.withLock { hook in
+            hook = { [core] in
+                core.afterDurableBarrier.withLock { $0 = nil }
+                for index in 0..<3 { try? second.put("second/\(index)", "s\(index)") }
+            }
+        }
+        _ = try await oneBatch(store, batchesByTheEnd: 2) { batch in
+            for index in 0..<4 { try batch.put("first/\(index)", "f\(index)") }
+        }
+        await withCheckedContinuation { continuation in second.done.notify(queue: .global()) { continuation.resume() } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<48 { group.addTask { try await store.put(Data("load \(index)".utf8), identifier: "load/\(index)") } }
+            try await group.waitForAll()
+        }
+        let log = core.commitLog.withLock { log in
+            defer { log = nil }
+            return log ?? []
+        }
+
+        var acknowledged = 0
+        for (ackIndex, event) in log.enumerated() {
+            guard case .acknowledged(let temps) = event else { continue }
+            for temp in temps {
+                acknowledged += 1
+                guard let renameIndex = log.firstIndex(where: { if case .renamed(let renamed, _) = $0 { renamed.contains(temp) } else { false } }),
+                    case .renamed(_, let folders) = log[renameIndex]
+                else {
+                    Issue.record("\(temp) was acknowledged but never renamed")
+                    continue
+                }
+                #expect(renameIndex < ackIndex, "\(temp) acknowledged before its rename")
+                let contentSynced = log[..<renameIndex].contains { event in
+                    if case .synced(let synced, _, let whole) = event { whole || synced.contains(temp) } else { false }
+                }
+                #expect(contentSynced, "\(temp) renamed before its content was synced")
+                let foldersSynced = renameIndex < ackIndex && log[(renameIndex + 1)..<ackIndex].contains { event in
+                    if case .synced(_, let synced, let whole) = event { whole || Set(synced).isSuperset(of: folders) } else { false }
+                }
+                #expect(foldersSynced, "\(temp) acknowledged before its folder was synced")
+            }
+        }
+        #expect(acknowledged == 1 + 4 + 3 + 48)
+    }
+
     /// Mutations submitted by `body` while the committer is held, so that they commit as one batch;
     /// returns the metadata of each put, by the text it stored.
     private func oneBatch(
