@@ -439,6 +439,7 @@ extension StoreCore {
     /// Keeps the bucket's blob count, learning it from the folder the first time it is needed.
     private func adjustCount(bucketAt index: Int, by delta: Int) {
         let number = confined.map.buckets[index].number
+        confined.bucketChanged(number)
         if let count = confined.counts[number] {
             confined.counts[number] = count + delta
         } else if let names = try? DirectoryStream.entries(of: bucketPath(number)) {
@@ -477,6 +478,8 @@ extension StoreCore {
         }
         let bound = confined.map.buckets[newIndex].lowerBound
         let from = bucketPath(split.fromBucket), to = bucketPath(split.newBucket)
+        confined.bucketChanged(split.fromBucket)
+        confined.bucketChanged(split.newBucket)
         let entries = try entries(ofBucketFolder: from)
         var moved = 0
         for entry in entries where !entry.identifier.lexicographicallyPrecedes(bound) {

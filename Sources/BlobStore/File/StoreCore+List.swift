@@ -28,7 +28,7 @@ extension StoreCore {
                 let bucket = self.confined.map.buckets[index]
                 let folder = self.bucketPath(bucket.number)
                 var found: [BlobMetadata] = []
-                for entry in try self.entries(ofBucketFolder: folder) {
+                for entry in try self.sortedEntries(ofBucket: bucket.number) {
                     if entry.identifier.lexicographicallyPrecedes(from) { continue }
                     if let after, !after.lexicographicallyPrecedes(entry.identifier) { continue }
                     if !entry.identifier.starts(with: prefix) { return (found, nil, true) }

@@ -100,10 +100,23 @@ extension StoreCore {
     }
 
     /// Reads just the header at `path`, for commits and listings.
+    ///
+    /// One `pread` into a stack buffer: a regular file returns everything up to its end, so a header
+    /// (and a small blob) arrives whole; `readFully` spent a second call to learn it was at the end,
+    /// and a zeroed array per call cost an allocation. Listing a page reads a thousand headers.
     func existingBlob(at path: String) -> ExistingBlob {
         let fd: FileDescriptor
         do { fd = try StoreCore.openForReading(path) } catch { return .absent }
         return fd.closeAfter {
+            let firstTry = withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer -> ExistingBlob? in
+                guard let count = try? fd.read(fromAbsoluteOffset: 0, into: buffer) else { return .damaged }
+                switch Result(catching: { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }) {
+                case .success(let header): return .present(header)
+                case .failure(.truncated): return nil  // a longer header, or a short read: read it whole below
+                case .failure(.invalid): return .damaged
+                }
+            }
+            if let firstTry { return firstTry }
             var buffer = [UInt8](repeating: 0, count: 4096)
             guard var count = try? buffer.withUnsafeMutableBytes({ try fd.readFully(fromAbsoluteOffset: 0, into: $0) }) else {
                 return .damaged
@@ -168,9 +181,31 @@ extension StoreCore {
     // MARK: - Bucket listing
 
     /// One blob file in a bucket folder.
-    struct BucketEntry {
+    struct BucketEntry: Sendable {
         var identifier: [UInt8]
         var fileName: String
+    }
+
+    /// A bucket's sorted entries as of one version of the bucket.
+    struct BucketListing: Sendable {
+        var bucket: Int
+        var version: UInt64
+        var entries: [BucketEntry]
+    }
+
+    /// The sorted entries of bucket `number` for a listing. A listing reads pages of up to 10,000
+    /// from buckets of up to ~8,000 blobs, so consecutive pages mostly fall in one bucket: its entries
+    /// are kept from the previous page while the bucket's version is unchanged, instead of reading
+    /// and sorting the folder again for every page. Call on `queue`.
+    func sortedEntries(ofBucket number: Int) throws -> [BucketEntry] {
+        let version = confined.version(ofBucket: number)
+        if let cached = listingCache.withLock({ $0 }), cached.bucket == number, cached.version == version {
+            return cached.entries
+        }
+        let entries = try entries(ofBucketFolder: bucketPath(number))
+        bucketListings.withLock { $0 += 1 }
+        listingCache.withLock { $0 = BucketListing(bucket: number, version: version, entries: entries) }
+        return entries
     }
 
     /// The blobs in bucket folder `folder`, sorted by identifier bytes; hashed names are resolved through their headers.

@@ -41,9 +41,30 @@ final class StoreCore: @unchecked Sendable {
         var map: BucketMap
         /// Blob count per bucket number, learned lazily the first time a commit needs it.
         var counts: [Int: Int] = [:]
+        /// Raised whenever a bucket gains a blob (a new put, a split) or loses one (a remove); see
+        /// ``version(ofBucket:)``. A remove-all needs no entry: a listing skips entries whose file is
+        /// gone, and every later put or split raises the version of the bucket it fills.
+        private var versions: [Int: UInt64] = [:]
+        private var lastVersion: UInt64 = 0
+
         init(map: BucketMap) { self.map = map }
+
+        /// A value that differs after any change that adds a blob to bucket `number`.
+        func version(ofBucket number: Int) -> UInt64 { versions[number] ?? 0 }
+
+        /// Bucket `number` gained or lost a blob.
+        func bucketChanged(_ number: Int) {
+            lastVersion += 1
+            versions[number] = lastVersion
+        }
     }
     let confined: Confined
+
+    /// The sorted entries of the bucket a listing read last, kept for the listing's next page while
+    /// that bucket is unchanged (see ``sortedEntries(ofBucket:)``).
+    let listingCache = Locked<BucketListing?>(nil)
+    /// How many times a bucket folder was read and sorted for a listing (observability and tests).
+    let bucketListings = Locked(0)
 
     /// `nil` until first computed; afterwards kept current by every commit.
     let statistics = Locked<StoreStatistics?>(nil)

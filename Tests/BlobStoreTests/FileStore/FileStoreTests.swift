@@ -287,6 +287,54 @@ import Testing
         for identifier in ["a", "b", "c", "d"] { #expect(try await store.exists(identifier)) }
     }
 
+    /// Pages of one listing reuse the bucket's sorted entries while the bucket is unchanged, and read
+    /// it again after a put, a remove or a remove-all changes it.
+    @Test func listingPagesReuseTheBucketUntilItChanges() async throws {
+        let store = try store("paging")
+        let core = store.core
+        for index in 0..<40 { try await store.put(Data([UInt8(index)]), identifier: String(format: "id%03d", index * 2)) }
+        func page(after cursor: String?) async throws -> ListPage {
+            try await store.list(ListQuery(limit: 5, cursor: cursor))
+        }
+        let readsBefore = core.bucketListings.withLock { $0 }
+        var identifiers: [String] = []
+        var cursor: String?
+        repeat {
+            let next = try await page(after: cursor)
+            identifiers += next.items.map(\.identifier)
+            cursor = next.nextCursor
+        } while cursor != nil
+        #expect(identifiers == (0..<40).map { String(format: "id%03d", $0 * 2) })
+        #expect(core.bucketListings.withLock { $0 } == readsBefore + 1, "eight pages of one unchanged bucket read it once")
+
+        // A new blob after the cursor, a removed one, and an overwrite between pages.
+        let first = try await page(after: nil)
+        try await store.put(Data("new".utf8), identifier: "id011")
+        #expect(try await store.remove("id014"))
+        try await store.put(Data("changed".utf8), identifier: "id016")
+        let second = try await page(after: first.nextCursor)
+        #expect(second.items.map(\.identifier) == ["id010", "id011", "id012", "id016", "id018"])
+        #expect(second.items.first { $0.identifier == "id016" }?.size == 7)
+
+        try await store.removeAll()
+        try await store.put(Data("after".utf8), identifier: "id001")
+        #expect(try await store.listAll().map(\.identifier) == ["id001"])
+    }
+
+    /// A header longer than the 4 KiB read first (8 KiB of user metadata) is read whole when a
+    /// listing or an overwrite looks at it.
+    @Test func headersLongerThanTheFirstReadAreReadWhole() async throws {
+        let store = try store("long-header")
+        let metadata = Dictionary(uniqueKeysWithValues: (0..<8).map { ("k\($0)", String(repeating: "v", count: 1000)) })
+        let first = try await store.put(Data("content".utf8), identifier: "long", options: PutOptions(userMetadata: metadata))
+        #expect(try await store.listAll() == [first])
+        try await Task.sleep(for: .milliseconds(2))
+        let second = try await store.put(Data("content 2".utf8), identifier: "long", options: PutOptions(userMetadata: metadata))
+        #expect(second.created == first.created, "the overwrite found the old version's long header")
+        #expect(try await store.listAll() == [second])
+        #expect(try await store.verify().isClean)
+    }
+
     /// The durability promise, checked on the commit log: every acknowledged durable put had its
     /// content synced before the barrier that renamed it, and that barrier's folders synced after it
     /// and before the acknowledgement — for a lone put, for overlapping batches, and under load.
