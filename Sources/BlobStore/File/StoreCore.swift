@@ -15,7 +15,10 @@ import Glibc
 /// - `confined` (the bucket map and per-bucket counts) is owned by `queue`: read only inside its work
 ///   items, mutated only inside its barrier items. That discipline is its lock.
 /// - `commitQueue` is serial: it drains queued mutations in batches (group commit), runs each batch in
-///   one barrier, then syncs the touched folders once for the whole batch.
+///   one barrier, syncs a batch's content before that barrier and its folders after it — under load
+///   one sync serves both the previous batch's folders and the next batch's content.
+/// - `listingCache` (the last listed bucket's sorted entries) holds its own mutex; it is valid only
+///   for the bucket version it was read at (`Confined.version(ofBucket:)`).
 /// - Content is written to temp files on `ioQueue`, outside the barrier; only renames happen inside it.
 /// - `reclaimQueue` unlinks replaced and removed versions later, because freeing blocks on this kind of
 ///   disk issues a synchronous TRIM that must not delay acknowledgements or hold the barrier.
