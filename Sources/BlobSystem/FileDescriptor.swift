@@ -58,6 +58,16 @@ public struct FileDescriptor: Hashable, Sendable {
         return FileDescriptor(rawValue: fd)
     }
 
+    /// Opens `path` only if the kernel can resolve every component from its caches, so the call never
+    /// waits for the disk (`openat2(2)` with `RESOLVE_CACHED`, Linux 5.12+; always close-on-exec).
+    ///
+    /// Throws ``Errno/wouldBlock`` when some component is not cached, and `ENOSYS` or `EINVAL` where
+    /// the kernel lacks the call or the flag. `options` must not contain `create` or `truncate`.
+    public static func openIfCached(_ path: String, _ options: OpenOptions) throws(Errno) -> FileDescriptor {
+        let fd = try retryingOnInterrupt { cblob_open_cached(path, options.rawValue) }
+        return FileDescriptor(rawValue: fd)
+    }
+
     /// Closes the descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
     public func close() throws(Errno) {
         if Glibc.close(rawValue) == -1, errno != EINTR { throw Errno.current }
@@ -77,6 +87,13 @@ public struct FileDescriptor: Hashable, Sendable {
     /// Reads up to `buffer.count` bytes at `offset` without moving the file offset.
     public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retryingOnInterrupt { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset` only from the page cache, never waiting for the
+    /// disk (`preadv2(2)` with `RWF_NOWAIT`): a short count when only the first part is cached, and
+    /// ``Errno/wouldBlock`` when none of it is. Filesystems that cannot tell give `EOPNOTSUPP`.
+    public func readIfCached(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt { cblob_pread_nowait(rawValue, buffer.baseAddress, UInt(buffer.count), offset) }
     }
 
     /// Reads at `offset` until `buffer` is full or the file ends; returns the bytes read.

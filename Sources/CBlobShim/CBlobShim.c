@@ -4,8 +4,34 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "CBlobShim.h"
+
+// From <linux/openat2.h>, spelled out so the shim builds against older kernel headers.
+struct cblob_open_how {
+    uint64_t flags;
+    uint64_t mode;
+    uint64_t resolve;
+};
+#define CBLOB_RESOLVE_CACHED 0x20
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT 0x00000008
+#endif
+
+int cblob_open_cached(const char *path, int flags) {
+    struct cblob_open_how how = { .flags = (uint64_t)(unsigned)(flags | O_CLOEXEC), .mode = 0, .resolve = CBLOB_RESOLVE_CACHED };
+    return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+long cblob_pread_nowait(int fd, void *buffer, unsigned long count, int64_t offset) {
+    struct iovec vector = { .iov_base = buffer, .iov_len = count };
+    return (long)preadv2(fd, &vector, 1, (off_t)offset, RWF_NOWAIT);
+}
 
 int cblob_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
     return renameat2(olddirfd, oldpath, newdirfd, newpath, flags);

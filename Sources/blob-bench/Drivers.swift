@@ -43,8 +43,8 @@ enum Drivers {
     }
 
     /// `operations` gets spread over `readers` tasks, cycling through the stored identifiers.
-    static func storeGet(_ workload: Workload, store: PersistentDataStore, readers: Int, operations: Int) -> Variant {
-        Variant(.store, concurrency: readers, operations: operations) { _ in
+    static func storeGet(_ workload: Workload, store: PersistentDataStore, readers: Int, operations: Int, name: String? = nil) -> Variant {
+        Variant(.store, concurrency: readers, operations: operations, name: name) { _ in
             let expected = workload.data.count
             let identifiers = workload.identifiers
             return try await Timing.measure {

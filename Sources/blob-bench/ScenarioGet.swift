@@ -4,11 +4,11 @@ import Foundation
 /// `get`: whole-blob reads of existing blobs (warm page cache), store against raw open/read/close
 /// and the article's `loadData`, with 1 and 2 concurrent readers each.
 ///
-/// Two more variants explain the async API's figure: `blocking` reads through the store's blocking
-/// API (`openForReading` + `read`, what blobd's loops call) from dedicated threads, so it shows the
-/// store's own read path without Swift-concurrency hand-offs; `hop` is an async round trip through
-/// a concurrent `DispatchQueue` that does no work at all — the ceiling of any store whose async
-/// reads run on a queue, as the article's design (and ours) prescribes.
+/// More variants explain the async API's figure: `queued` is the async API with every read sent
+/// through the store's queue (`inlineCachedReads: false`, the article's design), `blocking` reads
+/// through the store's blocking API (`openForReading` + `read`, what blobd's loops call) from
+/// dedicated threads, and `hop` is an async round trip through a concurrent `DispatchQueue` that
+/// does no work at all — the ceiling of any store whose async reads all run on a queue.
 struct GetScenario: Scenario {
     var name: String { "get" }
     var summary: String { "get existing blobs (warm cache): store ×1/×2 readers vs raw open/read/close and the article's loadData" }
@@ -25,6 +25,9 @@ struct GetScenario: Scenario {
             let storeRoot = try context.folder("get-store-\(bytes)")
             let store = try Drivers.openStore(storeRoot, durability: .relaxed)
             try await Drivers.putAll(store, workload, writers: 2)
+            // The same engine (instances on one folder share it), every read through the queue.
+            let queued = try PersistentDataStore(
+                name: store.name, root: store.rootURL, configuration: .init(durability: .relaxed, inlineCachedReads: false))
             // The raw loop and the article read the same plain files: the article stores content as is.
             let articleRoot = try context.folder("get-article-\(bytes)")
             let article = try ArticleDataStore(name: "article", root: URL(fileURLWithPath: articleRoot))
@@ -41,10 +44,12 @@ struct GetScenario: Scenario {
                 comparisons.append(Comparison(store: "store×\(readers)", raw: "raw×\(readers)", article: "article×\(readers)"))
                 if bytes == BlobSize.small {
                     variants += [
+                        Drivers.storeGet(workload, store: queued, readers: readers, operations: gets, name: "queued×\(readers)"),
                         Drivers.blockingGet(workload, store: store, readers: readers, operations: gets),
                         Drivers.emptyHop(readers: readers, operations: gets),
                     ]
                     comparisons += [
+                        Comparison(store: "queued×\(readers)", raw: "raw×\(readers)", article: nil),
                         Comparison(store: "blocking×\(readers)", raw: "raw×\(readers)", article: nil),
                         Comparison(store: "hop×\(readers)", raw: "raw×\(readers)", article: nil),
                     ]

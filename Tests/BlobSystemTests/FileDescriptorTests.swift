@@ -82,4 +82,45 @@ import Glibc
         try fd.syncFileSystem()
         #expect(throws: Errno.self) { try FileSystem.syncDirectory(folder + "/nope") }
     }
+
+    /// `openIfCached` and `readIfCached` return what the kernel's caches hold and refuse, rather
+    /// than wait, when the page cache lacks the bytes.
+    @Test func cacheOnlyCallsServeCachedBytesAndRefuseTheRest() throws {
+        let path = folder + "/cached"
+        let bytes = (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let writer = try FileDescriptor.open(path, [.writeOnly, .create, .exclusive])
+        try bytes.withUnsafeBytes { try writer.writeAll($0) }
+        try writer.sync()  // clean pages, which the kernel may drop on request
+        try writer.close()
+
+        let opened = Result { () throws(Errno) in try FileDescriptor.openIfCached(path, [.readOnly]) }
+        if case .failure(let error) = opened, error.rawValue == ENOSYS || error.rawValue == EINVAL {
+            print("skipped: this kernel has no openat2 with RESOLVE_CACHED (\(error))")
+            return
+        }
+        let fd = try opened.get()
+        defer { try? fd.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 10_000, alignment: 16)
+        defer { buffer.deallocate() }
+        let count = try fd.readIfCached(fromAbsoluteOffset: 0, into: buffer)
+        #expect(count == bytes.count)
+        #expect(Array(buffer[..<count]) == bytes)
+
+        // Drop the file's pages: a cache-only read must now refuse instead of going to the disk.
+        let refusal = FileDescriptorTests.refusalAfterDroppingPages(fd, buffer)
+        #expect(refusal == .wouldBlock, "the kernel kept the pages through 20 POSIX_FADV_DONTNEED calls")
+        // An ordinary read still gets them from the disk, and a missing file is never opened.
+        #expect(try fd.readFully(fromAbsoluteOffset: 0, into: buffer) == bytes.count)
+        #expect(throws: Errno.self) { try FileDescriptor.openIfCached(folder + "/missing", [.readOnly]) }
+    }
+
+    /// Asks the kernel to drop `fd`'s pages until a cache-only read refuses; returns that refusal.
+    static func refusalAfterDroppingPages(_ fd: FileDescriptor, _ buffer: UnsafeMutableRawBufferPointer) -> Errno? {
+        for _ in 0..<20 {
+            _ = posix_fadvise(fd.rawValue, 0, 0, Int32(POSIX_FADV_DONTNEED))
+            let result = Result { () throws(Errno) in try fd.readIfCached(fromAbsoluteOffset: 0, into: buffer) }
+            if case .failure(let error) = result { return error }
+        }
+        return nil
+    }
 }

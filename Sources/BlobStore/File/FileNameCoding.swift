@@ -29,6 +29,11 @@ enum FileNameCoding {
 
     /// The file name for a valid identifier.
     static func name(for identifier: String) -> String {
+        // Every read maps a name: most identifiers need no escape and are their own file name.
+        let plain = identifier.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count <= maximumPlainLength && !bytes.indices.contains { needsEscape(bytes[$0], atStart: $0 == 0) }
+        }
+        if plain == true { return identifier }
         var out: [UInt8] = []
         out.reserveCapacity(identifier.utf8.count + 8)
         var lastSafeCut = 0

@@ -8,12 +8,22 @@ public struct StoreConfiguration: Hashable, Sendable {
     public var maximumBlobSize: Int64
     /// A bucket folder holding more blobs than this is split in two (default 8,192; small values are for tests).
     public var bucketCapacity: Int
+    /// Whether a get, head or `openForReading` whose blob file and content are all in the kernel's
+    /// caches is served on the calling thread, skipping the hand-off to the store's queue (default
+    /// `true`). Such a read never waits: it uses only calls that fail instead of waiting for the disk
+    /// (`openat2` with `RESOLVE_CACHED`, `preadv2` with `RWF_NOWAIT`), and anything else goes to the
+    /// queue as before. `false` sends every read through the queue.
+    public var inlineCachedReads: Bool
 
     /// Creates a configuration.
-    public init(durability: Durability = .durable, maximumBlobSize: Int64 = 1 << 40, bucketCapacity: Int = 8192) {
+    public init(
+        durability: Durability = .durable, maximumBlobSize: Int64 = 1 << 40, bucketCapacity: Int = 8192,
+        inlineCachedReads: Bool = true
+    ) {
         self.durability = durability
         self.maximumBlobSize = maximumBlobSize
         self.bucketCapacity = max(2, bucketCapacity)
+        self.inlineCachedReads = inlineCachedReads
     }
 }
 

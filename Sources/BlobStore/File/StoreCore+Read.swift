@@ -1,6 +1,11 @@
 import BlobSystem
 import Dispatch
 import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A blob file opened for reading: the descriptor pins one version even if a put replaces it.
 struct OpenedBlob {
@@ -99,6 +104,94 @@ extension StoreCore {
         }
     }
 
+    // MARK: - Reads that never wait
+
+    /// The largest blob ``contentIfCached(_:)`` copies on the caller's thread: beyond this the copy
+    /// itself costs far more than the hand-off to `queue` it saves.
+    static let largestInlineRead: Int64 = 1 << 20
+
+    /// Opens the current version of `identifier` and reads its header and up to `readLength` bytes
+    /// without waiting for the disk or for a commit: every path component must be in the kernel's
+    /// lookup cache and the header's pages in its page cache. `nil` whenever that is not so, and
+    /// also when no file is there or it cannot be decoded: the caller then reads on `queue`, which
+    /// gives the authoritative answer (and the error to report). Safe on any thread, including the
+    /// Swift concurrency pool, because nothing here blocks.
+    ///
+    /// Why this needs neither `queue` nor the current map: every change to the bucket tree is one
+    /// rename (a put replaces the file in place, a split moves it to another bucket, a remove or a
+    /// remove-all moves it to the trash), so at every instant at most one file in the tree has a
+    /// header naming `identifier`, and it is that blob's current version. A path from a stale map
+    /// can only miss (a split or remove-all moved the file), and a miss falls back to `queue`. The
+    /// read is therefore linearised at the open, like a read on `queue`, and the descriptor pins that
+    /// version as always. A put is visible here from its rename, exactly as to reads on `queue`.
+    func openIfCached(_ identifier: String, readLength: Int) -> OpenedBlob? {
+        guard cachedReadsWork.load(ordering: .relaxed) else { return nil }
+        let bucket = publishedMap.withLock { $0.buckets[$0.index(for: identifier.utf8)].number }
+        let path = path(of: identifier, inBucket: bucket)
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.openIfCached(path, [.readOnly, .noFollow, .noAccessTime])
+        } catch {
+            noteCachedReadRefusal(error)
+            return nil
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(readLength, 4096), alignment: 16)
+        defer { buffer.deallocate() }
+        let count: Int
+        do {
+            count = try fd.readIfCached(fromAbsoluteOffset: 0, into: buffer)
+        } catch {
+            try? fd.close()
+            noteCachedReadRefusal(error)
+            return nil
+        }
+        let decoded = Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
+        guard case .success(let header) = decoded, header.identifier == identifier else {
+            try? fd.close()
+            return nil
+        }
+        let headerLength = header.encodedLength
+        let available = Int(min(Int64(count - headerLength), header.size))
+        let leading = Data(bytes: buffer.baseAddress! + headerLength, count: max(0, available))
+        return OpenedBlob(descriptor: fd, header: header, headerLength: headerLength, path: path, leadingContent: leading)
+    }
+
+    /// The whole content of `identifier` (up to ``largestInlineRead``) when it can be read without
+    /// waiting (see ``openIfCached(_:readLength:)``); `nil` means: read it on `queue`.
+    func contentIfCached(_ identifier: String) -> Data? {
+        guard let blob = openIfCached(identifier, readLength: StoreCore.initialReadLength) else { return nil }
+        defer { try? blob.descriptor.close() }
+        let size = blob.header.size
+        if Int64(blob.leadingContent.count) == size { return blob.leadingContent }
+        guard size <= StoreCore.largestInlineRead else { return nil }
+        let whole = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size), alignment: 16)
+        let leading = blob.leadingContent.count
+        blob.leadingContent.withUnsafeBytes { whole.copyMemory(from: $0) }
+        var filled = leading
+        while filled < whole.count {
+            let offset = Int64(blob.headerLength + filled)
+            guard let count = try? blob.descriptor.readIfCached(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: whole[filled...])),
+                count > 0
+            else {
+                whole.deallocate()
+                return nil
+            }
+            filled += count
+        }
+        return Data(bytesNoCopy: whole.baseAddress!, count: whole.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// Stops cache-only reads for good when the failure says they can never work here: no `openat2`
+    /// or no `RESOLVE_CACHED` (kernels before 5.12: `ENOSYS`, `EINVAL`), no `RWF_NOWAIT` on this
+    /// filesystem (`EOPNOTSUPP`), or the store's files belong to another user, who alone may open them
+    /// with `O_NOATIME` (`EPERM`; reads on `queue` fall back to a plain open).
+    private func noteCachedReadRefusal(_ error: Errno) {
+        switch error.rawValue {
+        case ENOSYS, EINVAL, EOPNOTSUPP, EPERM: cachedReadsWork.store(false, ordering: .relaxed)
+        default: break
+        }
+    }
+
     /// Reads just the header at `path`, for commits and listings.
     ///
     /// One `pread` into a stack buffer: a regular file returns everything up to its end, so a header
@@ -143,7 +236,8 @@ extension StoreCore {
 
     /// Runs `body` as a read on `queue` (concurrently with other reads, never during a commit).
     func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        queuedReads.wrappingAdd(1, ordering: .relaxed)
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }
     }

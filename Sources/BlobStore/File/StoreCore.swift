@@ -11,12 +11,16 @@ import Glibc
 ///
 /// Concurrency design (who owns what):
 /// - `queue` is a concurrent queue. Reads (get, head, list) run as ordinary work items and so run
-///   side by side; every change is committed inside a `.barrier` item, so no read ever overlaps a commit.
+///   side by side; every change is committed inside a `.barrier` item, so no read on it overlaps a
+///   commit. A get or head that can be served from the kernel's caches alone skips the queue and runs
+///   on the caller's thread (``openIfCached(_:readLength:)`` says why that is still consistent).
 /// - `confined` (the bucket map and per-bucket counts) is owned by `queue`: read only inside its work
 ///   items, mutated only inside its barrier items. That discipline is its lock.
 /// - `commitQueue` is serial: it drains queued mutations in batches (group commit), runs each batch in
 ///   one barrier, syncs a batch's content before that barrier and its folders after it — under load
 ///   one sync serves both the previous batch's folders and the next batch's content.
+/// - `publishedMap` is a copy of the bucket map under its own mutex, for reads served without
+///   `queue` when everything they need is in the kernel's caches (``openIfCached(_:readLength:)``).
 /// - `listingCache` (the last listed bucket's sorted entries) holds its own mutex; it is valid only
 ///   for the bucket version it was read at (`Confined.version(ofBucket:)`).
 /// - Content is written to temp files on `ioQueue`, outside the barrier; only renames happen inside it.
@@ -41,7 +45,11 @@ final class StoreCore: @unchecked Sendable {
 
     /// State owned by `queue` (see the type's documentation).
     final class Confined {
-        var map: BucketMap
+        var map: BucketMap {
+            didSet { published.withLock { $0 = map } }
+        }
+        /// Where ``map`` is copied for reads that skip `queue` (``StoreCore/publishedMap``).
+        private let published: Locked<BucketMap>
         /// Blob count per bucket number, learned lazily the first time a commit needs it.
         var counts: [Int: Int] = [:]
         /// Raised whenever a bucket gains a blob (a new put, a split) or loses one (a remove); see
@@ -50,7 +58,11 @@ final class StoreCore: @unchecked Sendable {
         private var versions: [Int: UInt64] = [:]
         private var lastVersion: UInt64 = 0
 
-        init(map: BucketMap) { self.map = map }
+        init(map: BucketMap, published: Locked<BucketMap>) {
+            self.map = map
+            self.published = published
+            published.withLock { $0 = map }
+        }
 
         /// A value that differs after any change that adds a blob to bucket `number`.
         func version(ofBucket number: Int) -> UInt64 { versions[number] ?? 0 }
@@ -62,6 +74,14 @@ final class StoreCore: @unchecked Sendable {
         }
     }
     let confined: Confined
+    /// A copy of `confined.map` for reads that skip `queue` (``openIfCached(_:readLength:)``),
+    /// replaced inside the barrier whenever the map changes. Its own mutex guards it.
+    let publishedMap = Locked(BucketMap.initial)
+    /// Cleared for good when this kernel, filesystem or file owner refuses cache-only reads
+    /// (``openIfCached(_:readLength:)``), so reads stop trying them.
+    let cachedReadsWork = Atomic<Bool>(true)
+    /// How many reads went through `queue` rather than being served from the caches (observability and tests).
+    let queuedReads = Atomic<Int>(0)
 
     /// The sorted entries of the bucket a listing read last, kept for the listing's next page while
     /// that bucket is unchanged (see ``sortedEntries(ofBucket:)``).
@@ -120,7 +140,7 @@ final class StoreCore: @unchecked Sendable {
                 let path = bucketsPath + "/\(bucket.number)"
                 try io("create folder", path) { try FileSystem.makeDirectory(path) }
             }
-            confined = Confined(map: map)
+            confined = Confined(map: map, published: publishedMap)
             if map.pendingSplit != nil { try finishSplit() }
             if !FileManager.default.fileExists(atPath: manifestPath) { try writeManifest(map) }
             for folder in [tempPath, trashPath] {
@@ -208,7 +228,12 @@ final class StoreCore: @unchecked Sendable {
     /// The file path of `identifier` under the current map, built in one allocation: every read
     /// starts here. Call on `queue`.
     func path(of identifier: String) -> String {
-        let number = String(confined.map.buckets[confined.map.index(for: identifier.utf8)].number)
+        path(of: identifier, inBucket: confined.map.buckets[confined.map.index(for: identifier.utf8)].number)
+    }
+
+    /// The file path of `identifier` in bucket folder `bucket`.
+    func path(of identifier: String, inBucket bucket: Int) -> String {
+        let number = String(bucket)
         let fileName = FileNameCoding.name(for: identifier)
         var path = ""
         path.reserveCapacity(bucketsPath.utf8.count + number.utf8.count + fileName.utf8.count + 2)

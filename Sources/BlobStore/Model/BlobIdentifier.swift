@@ -35,6 +35,12 @@ public enum BlobIdentifier {
 
     /// The first rule `identifier` breaks, or `nil` if it is valid.
     public static func violation(in identifier: String) -> Rule? {
+        // Every read and write checks its identifier: printable ASCII (the usual case) is settled
+        // over the UTF-8 bytes, without decoding scalars.
+        let printableASCII = identifier.utf8.withContiguousStorageIfAvailable { bytes in
+            !bytes.isEmpty && bytes.count <= maximumByteCount && bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+        }
+        if printableASCII == true { return nil }
         var byteCount = 0
         for scalar in identifier.unicodeScalars {
             let value = scalar.value

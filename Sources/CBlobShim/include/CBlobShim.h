@@ -17,6 +17,15 @@ unsigned int cblob_rename_noreplace(void);
 /// O_NOATIME (needs _GNU_SOURCE, so not visible to Swift's Glibc module).
 int cblob_o_noatime(void);
 
+/// openat2(2) at AT_FDCWD with RESOLVE_CACHED: opens `path` (O_CLOEXEC added) only if every
+/// component is already in the kernel's lookup cache, so it never waits for the disk; otherwise
+/// -1 with errno EAGAIN. Kernels before 5.12 give ENOSYS (no openat2) or EINVAL (no RESOLVE_CACHED).
+int cblob_open_cached(const char *path, int flags);
+
+/// preadv2(2) with RWF_NOWAIT: reads only what is in the page cache; -1 with errno EAGAIN when
+/// nothing is (a short count when only part is), EOPNOTSUPP where the filesystem cannot tell.
+long cblob_pread_nowait(int fd, void *buffer, unsigned long count, int64_t offset);
+
 /// syncfs(2): commit the whole filesystem that holds fd. Returns 0 or -1 with errno set.
 int cblob_syncfs(int fd);
 

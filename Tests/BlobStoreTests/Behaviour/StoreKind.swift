@@ -9,11 +9,15 @@ import Foundation
 enum StoreKind: CaseIterable, Sendable, CustomStringConvertible {
     case memory
     case file
+    /// A file store that sends every read through its queue (`inlineCachedReads: false`): the path
+    /// reads take when the kernel's caches cannot serve them.
+    case fileQueuedReads
 
     var description: String {
         switch self {
         case .memory: return "memory"
         case .file: return "file"
+        case .fileQueuedReads: return "file, queued reads"
         }
     }
 }
@@ -23,11 +27,12 @@ func makeStore(_ kind: StoreKind) throws -> any BlobStoring {
     switch kind {
     case .memory:
         return try InMemoryBlobStore(name: "behaviour")
-    case .file:
+    case .file, .fileQueuedReads:
         // Small buckets, so the suite also exercises bucket splits; relaxed, as durability has its own tests.
         let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("blobstore-behaviour-" + UUID().uuidString)
         return try PersistentDataStore(
-            name: "behaviour", root: root, configuration: StoreConfiguration(durability: .relaxed, bucketCapacity: 64))
+            name: "behaviour", root: root,
+            configuration: StoreConfiguration(durability: .relaxed, bucketCapacity: 64, inlineCachedReads: kind == .file))
     }
 }
 
@@ -36,7 +41,7 @@ func discardStore(_ store: any BlobStoring, kind: StoreKind) async {
     switch kind {
     case .memory:
         break
-    case .file:
+    case .file, .fileQueuedReads:
         if let store = store as? PersistentDataStore { try? FileManager.default.removeItem(at: store.rootURL) }
     }
 }
