@@ -15,6 +15,17 @@ struct OpenedBlob {
     let path: String
     /// Content bytes that came with the header read (possibly the whole blob).
     let leadingContent: Data
+
+    /// The blob whose `header` was decoded from `firstBytes`, the start of its file as read at
+    /// `path`; keeps the content bytes that came with the header (possibly the whole blob).
+    init(descriptor: FileDescriptor, header: BlobHeader, path: String, firstBytes: UnsafeRawBufferPointer) {
+        self.descriptor = descriptor
+        self.header = header
+        self.path = path
+        headerLength = header.encodedLength
+        let available = Int(min(Int64(firstBytes.count - headerLength), header.size))
+        leadingContent = Data(bytes: firstBytes.baseAddress! + headerLength, count: max(0, available))
+    }
 }
 
 /// What a commit found at a blob's path.
@@ -83,10 +94,7 @@ extension StoreCore {
                 try? fd.close()
                 return nil
             }
-            let headerLength = header.encodedLength
-            let available = Int(min(Int64(count - headerLength), header.size))
-            let leading = Data(bytes: buffer.baseAddress! + headerLength, count: max(0, available))
-            return OpenedBlob(descriptor: fd, header: header, headerLength: headerLength, path: path, leadingContent: leading)
+            return OpenedBlob(descriptor: fd, header: header, path: path, firstBytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         } catch {
             try? fd.close()
             throw error
@@ -150,10 +158,7 @@ extension StoreCore {
             try? fd.close()
             return nil
         }
-        let headerLength = header.encodedLength
-        let available = Int(min(Int64(count - headerLength), header.size))
-        let leading = Data(bytes: buffer.baseAddress! + headerLength, count: max(0, available))
-        return OpenedBlob(descriptor: fd, header: header, headerLength: headerLength, path: path, leadingContent: leading)
+        return OpenedBlob(descriptor: fd, header: header, path: path, firstBytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
 
     /// The whole content of `identifier` (up to ``largestInlineRead``) when it can be read without
