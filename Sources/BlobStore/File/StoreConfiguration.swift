@@ -12,7 +12,9 @@ public struct StoreConfiguration: Hashable, Sendable {
     /// caches is served on the calling thread, skipping the hand-off to the store's queue (default
     /// `true`). Such a read never waits: it uses only calls that fail instead of waiting for the disk
     /// (`openat2` with `RESOLVE_CACHED`, `preadv2` with `RWF_NOWAIT`), and anything else goes to the
-    /// queue as before. `false` sends every read through the queue.
+    /// queue as before. A get served this way does not suspend the calling task, so a task that loops
+    /// over many cached gets runs like any synchronous loop (yield if others must run meanwhile).
+    /// `false` sends every read through the queue.
     public var inlineCachedReads: Bool
 
     /// Creates a configuration.
