@@ -64,7 +64,7 @@ final class StoreCore: @unchecked Sendable {
             published.withLock { $0 = map }
         }
 
-        /// A value that differs after any change that adds a blob to bucket `number`.
+        /// A value that differs after any change that adds a blob to bucket `number` or removes one from it.
         func version(ofBucket number: Int) -> UInt64 { versions[number] ?? 0 }
 
         /// Bucket `number` gained or lost a blob.

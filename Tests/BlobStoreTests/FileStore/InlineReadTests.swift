@@ -117,6 +117,21 @@ import Glibc
         #expect(store.core.queuedReads.load(ordering: .relaxed) == queuedBefore + 1)
     }
 
+    @Test func getsOfBlobsOverTheInlineLimitGoToTheQueue() async throws {
+        let store = try store()
+        guard try await kernelServesCachedReads(store) else { return }
+        let limit = Int(StoreCore.largestInlineRead)
+        let atLimit = Data((0..<limit).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let overLimit = atLimit + Data([7])
+        try await store.put(atLimit, identifier: "at-limit")
+        try await store.put(overLimit, identifier: "over-limit")
+        let queuedBefore = store.core.queuedReads.load(ordering: .relaxed)
+        #expect(try await store.get("at-limit") == atLimit)  // read in several cache-only reads
+        #expect(store.core.queuedReads.load(ordering: .relaxed) == queuedBefore)
+        #expect(try await store.get("over-limit") == overLimit)
+        #expect(store.core.queuedReads.load(ordering: .relaxed) == queuedBefore + 1)
+    }
+
     /// Whether the page cache holds the first page of `fd`'s file (`mincore` of a mapping never
     /// touched, so asking reads nothing).
     static func firstPageIsResident(_ fd: FileDescriptor) throws -> Bool {
