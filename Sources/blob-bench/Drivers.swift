@@ -8,15 +8,15 @@ import Glibc
 enum Drivers {
     // MARK: - Store
 
-    /// Puts every blob of `workload` with `writers` tasks, through a store opened fresh in the run's
-    /// folder, or through `existing` (for overwrites) if given.
+    /// Puts every blob of `workload` with `writers` tasks (of `priority`, if given), through a store
+    /// opened fresh in the run's folder, or through `existing` (for overwrites) if given.
     static func storePut(
         _ workload: Workload, durability: Durability, writers: Int, existing: PersistentDataStore? = nil,
-        afterRun: (@Sendable () async throws -> Void)? = nil
+        priority: TaskPriority? = nil, name: String? = nil, afterRun: (@Sendable () async throws -> Void)? = nil
     ) -> Variant {
-        Variant(.store, concurrency: writers, operations: workload.identifiers.count) { directory in
+        Variant(.store, concurrency: writers, operations: workload.identifiers.count, name: name) { directory in
             let store = try existing ?? openStore(directory, durability: durability)
-            let elapsed = try await Timing.measure { try await putAll(store, workload, writers: writers) }
+            let elapsed = try await Timing.measure { try await putAll(store, workload, writers: writers, priority: priority) }
             try await afterRun?()
             return elapsed
         }
@@ -28,11 +28,11 @@ enum Drivers {
     }
 
     /// Writers are tasks: each awaits its puts one after another, as an application's writers would.
-    static func putAll(_ store: PersistentDataStore, _ workload: Workload, writers: Int) async throws {
+    static func putAll(_ store: PersistentDataStore, _ workload: Workload, writers: Int, priority: TaskPriority? = nil) async throws {
         let options = PutOptions()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<writers {
-                group.addTask {
+                group.addTask(priority: priority) {
                     for index in stride(from: writer, to: workload.identifiers.count, by: writers) {
                         try await store.put(workload.data, identifier: workload.identifiers[index], options: options)
                     }

@@ -58,6 +58,9 @@ struct PutScenario: Scenario {
                     variants.append(Drivers.blockingPut(workload, durability: durability, writers: writers))
                     comparisons.append(Comparison(store: "blocking×\(writers)", raw: "raw×\(writers)", article: nil))
                 }
+                // From a `.high` task: the store hops to its user-initiated I/O queue, in that task's pool.
+                variants.append(Drivers.storePut(workload, durability: durability, writers: 1, priority: .high, name: "high×1"))
+                comparisons.append(Comparison(store: "high×1", raw: "raw×1", article: nil))
             }
             results.append(
                 try await context.measure(

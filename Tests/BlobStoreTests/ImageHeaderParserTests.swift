@@ -135,6 +135,30 @@ struct ImageFixtureTests {
         #expect(problems.isEmpty, "\(fixture.file): \(problems.count) bad prefixes, first: \(problems.prefix(3))")
     }
 
+    @Test("info(_:) gives what parse(_:) succeeds with — for every prefix and every flipped bit — and nil otherwise", arguments: ImageFixture.all)
+    func infoAgreesWithParse(_ fixture: ImageFixture) throws {
+        var bytes = try fixture.bytes()
+        var disagreements: [String] = []
+        func check(_ input: UnsafeRawBufferPointer, _ what: @autoclosure () -> String) {
+            let parsed = try? ImageHeaderParser.parse(input).get()
+            let info = ImageHeaderParser.info(input)
+            if parsed != info { disagreements.append("\(what()): parse \(String(describing: parsed)), info \(String(describing: info))") }
+        }
+        for length in 0...bytes.count {
+            bytes.withUnsafeBytes { check(UnsafeRawBufferPointer(rebasing: $0[..<length]), "prefix \(length)") }
+        }
+        for index in 0..<min(bytes.count, fixture.headerEnd + 16) {
+            let original = bytes[index]
+            for bit in 0..<8 {
+                bytes[index] = original ^ (1 << bit)
+                bytes.withUnsafeBytes { check($0, "bit \(bit) of byte \(index)") }
+            }
+            bytes[index] = original
+        }
+        #expect(bytes.withUnsafeBytes { ImageHeaderParser.info($0) } == fixture.info)
+        #expect(disagreements.isEmpty, "\(fixture.file): \(disagreements.count) disagreements, first: \(disagreements.prefix(3))")
+    }
+
     @Test("flipping any bit or overwriting any byte of a header never crashes", arguments: ImageFixture.all)
     func bitFlips(_ fixture: ImageFixture) throws {
         var bytes = try fixture.bytes()
@@ -168,6 +192,7 @@ struct ImageGarbageTests {
     func nonImages(_ text: String) {
         let reason = failureReason(ImageHeaderParser.parse(Array(text.utf8)))
         #expect(reason?.hasPrefix("no known image signature") == true, "\(String(describing: reason))")
+        #expect(Array(text.utf8).withUnsafeBytes { ImageHeaderParser.info($0) } == nil)
     }
 
     @Test func reasonsShowTheFirstBytesOrSayEmpty() {

@@ -34,7 +34,7 @@ extension PersistentDataStore {
         _ dataProvider: @escaping @Sendable () -> Data?, identifier: Identifier = UUID().uuidString,
         completionQueue: DispatchQueue = .main, completionHandler block: @escaping @Sendable (Result) -> Void
     ) {
-        core.ioQueue.async {
+        core.ioQueues.standard.async {
             guard let data = dataProvider(), !data.isEmpty else {
                 completionQueue.async { block(.noData) }
                 return
@@ -59,7 +59,7 @@ extension PersistentDataStore {
     ) {
         Task {
             let data = try? await self.get(identifier)
-            core.ioQueue.async {
+            core.ioQueues.standard.async {
                 // The transformed value is produced here and handed over whole to the completion queue.
                 let object = UncheckedSendable(data.flatMap(dataTransformer))
                 completionQueue.async { block(object.value) }

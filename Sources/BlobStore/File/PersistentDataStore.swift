@@ -105,8 +105,9 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// awaiting task is resumed once, by the committer — not once after the write and again after the
     /// commit (each resumption is a thread wake-up, which costs more than writing 4 KiB here).
     private func writeAndCommit(_ prepare: @escaping @Sendable () throws -> PreparedPut) async throws -> BlobMetadata {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<BlobMetadata, any Error>) in
-            core.ioQueue.async { [core] in
+        let ioQueue = core.ioQueues.forCurrentTask
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<BlobMetadata, any Error>) in
+            ioQueue.async { [core] in
                 let prepared: PreparedPut
                 do {
                     prepared = try prepare()
@@ -178,7 +179,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
                 throw error
             }
         }
-        let reader = BlobFileReader(blob: blob.value, range: clamped, chunkSize: max(1, chunkSize), queue: core.ioQueue)
+        let reader = BlobFileReader(blob: blob.value, range: clamped, chunkSize: max(1, chunkSize), queue: core.ioQueues.forCurrentTask)
         return BlobByteStream(metadata: blob.value.header.metadata, range: clamped) { try await reader.next() }
     }
 
@@ -286,7 +287,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Runs blocking work on the store's I/O queue, never on the Swift concurrency pool.
     func onIO<T>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedSendable<T>, any Error>) in
-            core.ioQueue.async { continuation.resume(with: Swift.Result { UncheckedSendable(try body()) }) }
+            core.ioQueues.forCurrentTask.async { continuation.resume(with: Swift.Result { UncheckedSendable(try body()) }) }
         }.value
     }
 }

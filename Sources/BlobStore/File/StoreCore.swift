@@ -23,7 +23,8 @@ import Glibc
 ///   `queue` when everything they need is in the kernel's caches (``openIfCached(_:readLength:)``).
 /// - `listingCache` (the last listed bucket's sorted entries) holds its own mutex; it is valid only
 ///   for the bucket version it was read at (`Confined.version(ofBucket:)`).
-/// - Content is written to temp files on `ioQueue`, outside the barrier; only renames happen inside it.
+/// - Content is written to temp files on `ioQueues` (the one matching the calling task's priority),
+///   outside the barrier; only renames happen inside it.
 /// - `reclaimQueue` unlinks replaced and removed versions later, because freeing blocks on this kind of
 ///   disk issues a synchronous TRIM that must not delay acknowledgements or hold the barrier.
 /// - `statistics`, `pending` and the broadcaster hold their own mutexes.
@@ -39,7 +40,7 @@ final class StoreCore: @unchecked Sendable {
 
     let queue: DispatchQueue
     let commitQueue: DispatchQueue
-    let ioQueue: DispatchQueue
+    let ioQueues: IOQueues
     let reclaimQueue: DispatchQueue
     let broadcaster: ChangeBroadcaster
 
@@ -115,9 +116,10 @@ final class StoreCore: @unchecked Sendable {
         trashPath = storePath + "/trash"
         manifestPath = storePath + "/manifest"
         let label = "blobstore.\(name)"
-        queue = DispatchQueue(label: label, qos: .userInitiated, attributes: .concurrent)
-        commitQueue = DispatchQueue(label: label + ".commit", qos: .userInitiated)
-        ioQueue = DispatchQueue(label: label + ".io", qos: .userInitiated, attributes: .concurrent)
+        // `.default`, the quality of service of `.medium` tasks (the usual callers): see `IOQueues`.
+        queue = DispatchQueue(label: label, qos: .default, attributes: .concurrent)
+        commitQueue = DispatchQueue(label: label + ".commit", qos: .default)
+        ioQueues = IOQueues(label: label + ".io")
         reclaimQueue = DispatchQueue(label: label + ".reclaim", qos: .utility)
         broadcaster = ChangeBroadcaster(store: name)
 

@@ -33,19 +33,34 @@ public enum ImageHeaderParser {
         data.withUnsafeBytes { parse($0) }
     }
 
+    /// The image `bytes` describe, or `nil` when they are not a readable image — for callers that do not
+    /// need the reason: bytes without a known signature (most puts that are not images) are turned away
+    /// without building the explanatory sentence.
+    public static func info(_ bytes: UnsafeRawBufferPointer) -> ImageInfo? {
+        let view = ImageHeaderBytes(bytes)
+        guard let parser = formatParser(for: view) else { return nil }
+        return try? parser(view)
+    }
+
     /// Picks the format from its signature; each format's parser then reports its own problems.
     private static func dispatch(_ bytes: ImageHeaderBytes) throws(ImageParseFailure) -> ImageInfo {
-        if bytes.matches(PNGHeader.signature) { return try PNGHeader.parse(bytes) }
-        if bytes.matches(JPEGHeader.signature) { return try JPEGHeader.parse(bytes) }
-        if GIFHeader.signatures.contains(where: { bytes.matches($0) }) { return try GIFHeader.parse(bytes) }
-        if bytes.matches(WebPHeader.riff) && bytes.matches(WebPHeader.webp, at: 8) { return try WebPHeader.parse(bytes) }
+        guard let parser = formatParser(for: bytes) else { throw unrecognised(bytes) }
+        return try parser(bytes)
+    }
+
+    /// The parser of the format whose signature `bytes` start with.
+    private static func formatParser(for bytes: ImageHeaderBytes) -> ((ImageHeaderBytes) throws(ImageParseFailure) -> ImageInfo)? {
+        if bytes.matches(PNGHeader.signature) { return PNGHeader.parse }
+        if bytes.matches(JPEGHeader.signature) { return JPEGHeader.parse }
+        if GIFHeader.signatures.contains(where: { bytes.matches($0) }) { return GIFHeader.parse }
+        if bytes.matches(WebPHeader.riff) && bytes.matches(WebPHeader.webp, at: 8) { return WebPHeader.parse }
         if bytes.matches(TIFFHeader.littleEndian) || bytes.matches(TIFFHeader.bigEndian)
             || bytes.matches(TIFFHeader.bigTIFFLittleEndian) || bytes.matches(TIFFHeader.bigTIFFBigEndian) {
-            return try TIFFHeader.parse(bytes)
+            return TIFFHeader.parse
         }
-        if bytes.u32(4, bigEndian: true) == BMFFHeader.ftyp { return try BMFFHeader.parse(bytes) }
-        if bytes.matches(BMPHeader.signature) { return try BMPHeader.parse(bytes) }
-        throw unrecognised(bytes)
+        if bytes.u32(4, bigEndian: true) == BMFFHeader.ftyp { return BMFFHeader.parse }
+        if bytes.matches(BMPHeader.signature) { return BMPHeader.parse }
+        return nil
     }
 
     /// Says what the bytes were, so a client that uploaded the wrong file can tell from the message.

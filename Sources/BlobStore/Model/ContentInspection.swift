@@ -23,16 +23,17 @@ enum ContentInspection {
         store: String, identifier: String, options: PutOptions, prefix: UnsafeRawBufferPointer,
         size: Int64, wholeContent: () throws -> Data
     ) throws -> (contentType: String, image: ImageInfo?) {
-        let parsed = ImageHeaderParser.parse(prefix)
-        let image = try? parsed.get()
+        var image: ImageInfo?
         switch options.validation {
         case .none:
-            break
+            image = ImageHeaderParser.info(prefix)
         case .image:
-            if case .failure(let failure) = parsed {
-                throw BlobStoreError.notAnImage(store: store, identifier: identifier, reason: failure.reason)
+            switch ImageHeaderParser.parse(prefix) {
+            case .success(let info): image = info
+            case .failure(let failure): throw BlobStoreError.notAnImage(store: store, identifier: identifier, reason: failure.reason)
             }
         case .record:
+            image = ImageHeaderParser.info(prefix)
             if size > RecordValidation.maximumByteCount {
                 throw BlobStoreError.tooLarge(what: "record '\(identifier)'", limit: RecordValidation.maximumByteCount, actual: size)
             }
