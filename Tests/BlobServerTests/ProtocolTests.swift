@@ -102,6 +102,18 @@ struct ProtocolTests {
         let tail = try client.request("GET", "/v1/stores/r/blobs/big", headers: ["Range": "bytes=100000-"])
         #expect(tail.status == 206)
         #expect(tail.body == Array(big[100_000...]))
+        // Whole and ranged large bodies go out with sendfile from the right offsets, including ranges that
+        // start inside and beyond the first 64 KiB (what a GET reads with the header).
+        let whole = try client.request("GET", "/v1/stores/r/blobs/big")
+        #expect(whole.header("Content-Length") == "300000")
+        #expect(whole.body == big)
+        for start in [1, 65_000, 65_300, 65_400, 65_535, 65_536, 66_000] {
+            let part = try client.request("GET", "/v1/stores/r/blobs/big", headers: ["Range": "bytes=\(start)-\(start + 150_000)"])
+            #expect(part.status == 206)
+            #expect(part.header("Content-Length") == "150001")
+            #expect(part.body == Array(big[start...(start + 150_000)]), "range from \(start)")
+        }
+        #expect(client.pending.isEmpty)
     }
 
     @Test func headHasNoBody() throws {
