@@ -3,12 +3,12 @@ import Dispatch
 /// The concurrent queues on which a store writes temp files and streams content outside its barrier,
 /// one per quality of service; async calls take the one that matches the calling task's priority.
 ///
-/// Why several: on Linux, Dispatch drains each quality of service on its own pool of threads, and Swift
-/// runs a task on the pool of its priority. A hop from a task to a queue of another quality of service
-/// wakes a parked thread of the other pool, and the task's resumption wakes one back; within one pool
-/// the thread that resumes the task usually finds the next hop queued before it parks, so a round trip
-/// costs one wake-up instead of two (measured here: an async 4 KiB put took about 1.6× as long across
-/// pools; see docs/BENCHMARKS.md, "Queues and task priorities").
+/// Why several: Swift runs a task on Dispatch's global pool of its priority's quality of service, and a
+/// hop to a queue and back costs thread wake-ups, which on this machine cost more than a 4 KiB write.
+/// When the queue's quality of service matches the task's, the worker that resumes the task usually
+/// picks up that task's next hop before it parks (`strace -f`: one `futex` wake per round trip); when
+/// they differ, the worker parks at once and every hop wakes it again (measured here: an async 4 KiB
+/// put took about 1.6× as long; see docs/BENCHMARKS.md, "Queues and task priorities").
 struct IOQueues: Sendable {
     /// For tasks of `.high` (`.userInitiated`) priority or above.
     let userInitiated: DispatchQueue
