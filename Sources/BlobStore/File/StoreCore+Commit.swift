@@ -274,15 +274,22 @@ extension StoreCore {
         }
     }
 
-    /// Looks up what each put of a batch replaces and gives its temp header the old version's `created`.
+    /// Looks up what each durable put of a batch replaces and gives its temp header the old version's `created`.
     ///
     /// Runs as a read on `queue` before the batch's barrier. What it finds still holds inside that
     /// barrier: only the committer changes the store, and this is the committer. A put whose identifier
     /// an earlier mutation of the same batch touches (or that follows a remove-all) is left to the
-    /// barrier, which sees that mutation's effect: `replaced` is nil for it.
+    /// barrier, which sees that mutation's effect: `replaced` is nil for it. So is a relaxed put that
+    /// may create its blob (``claimsNameFirst(_:)``): it tries to claim a new name before anything is
+    /// looked up, and only a name that exists costs a lookup, in the barrier.
     private func settleCreated(_ batch: [Mutation]) -> (mutations: [Mutation], replaced: [ExistingBlob?], failures: [Int: any Error]) {
         var mutations = batch
         var failures: [Int: any Error] = [:]
+        let needsLookup = batch.contains { mutation in
+            if case .put(let put) = mutation { return !claimsNameFirst(put) }
+            return false
+        }
+        guard needsLookup else { return (mutations, batch.map { _ in nil }, failures) }
         let replaced: [ExistingBlob?] = queue.sync {
             var touched = Set<String>()
             var everything = false
@@ -295,7 +302,7 @@ extension StoreCore {
                     touched.insert(identifier)
                     return nil
                 case .put(let put):
-                    guard !everything, touched.insert(put.identifier).inserted else { return nil }
+                    guard !everything, touched.insert(put.identifier).inserted, !claimsNameFirst(put) else { return nil }
                     return existingBlob(at: locate(put.identifier).path)
                 }
             }
@@ -378,11 +385,43 @@ extension StoreCore {
         }
     }
 
+    /// Whether `put` first tries to claim its name with a rename that fails if the name exists, instead
+    /// of looking the name up before the barrier: a relaxed put that may create its blob. Most puts name
+    /// a new blob, and a lookup of an absent name in a large bucket folder costs about as much as the
+    /// rename. A durable put looks up first, because its header's `created` must be final before its
+    /// content is synced; a put with an `ifMatch` condition needs the current version.
+    func claimsNameFirst(_ put: PreparedPut) -> Bool {
+        guard !put.durable, noReplaceRenames.load(ordering: .relaxed) else { return false }
+        switch put.condition {
+        case .none, .ifNoneMatch: return true
+        case .ifMatch: return false
+        }
+    }
+
     private func applyPut(_ put: PreparedPut, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String]) throws
         -> BlobMetadata
     {
         // Located again: a split earlier in this barrier may have moved the bucket boundary.
         let (folder, path, bucketIndex) = locate(put.identifier)
+        if replaced == nil, claimsNameFirst(put) {
+            var claimed = false
+            do throws(Errno) {
+                try FileSystem.renameNoReplace(put.tempPath, to: path)
+                claimed = true
+            } catch where error.rawValue == EEXIST {
+                // The name exists: look it up below, as any replacement does.
+            } catch where error.rawValue == EINVAL || error.rawValue == ENOSYS {
+                noReplaceRenames.store(false, ordering: .relaxed)  // this filesystem cannot; look up first from now on
+            } catch {
+                throw BlobStoreError.io(operation: "rename", path: path, errno: error)
+            }
+            if claimed {
+                // A new blob: its header's `created` is its `modified` already.
+                touched.insert(folder)
+                try addedBlob(bucketAt: bucketIndex, size: put.header.size, touched: &touched)
+                return put.header.metadata
+            }
+        }
         let found = replaced ?? existingBlob(at: path)
         var existing = found
         if case .present(let header) = existing, header.identifier != put.identifier {
@@ -410,13 +449,18 @@ extension StoreCore {
         if case .present(let old) = existing {
             adjustStatistics(count: 0, bytes: header.size - old.size)
         } else {
-            adjustStatistics(count: 1, bytes: header.size)
-            adjustCount(bucketAt: bucketIndex, by: 1)
-            if let count = confined.counts[confined.map.buckets[bucketIndex].number], count > bucketCapacity {
-                try split(bucketAt: bucketIndex, touched: &touched)
-            }
+            try addedBlob(bucketAt: bucketIndex, size: header.size, touched: &touched)
         }
         return header.metadata
+    }
+
+    /// Counts a blob new to the bucket at `bucketIndex` and splits the bucket if it is now over capacity.
+    private func addedBlob(bucketAt bucketIndex: Int, size: Int64, touched: inout Set<String>) throws {
+        adjustStatistics(count: 1, bytes: size)
+        adjustCount(bucketAt: bucketIndex, by: 1)
+        if let count = confined.counts[confined.map.buckets[bucketIndex].number], count > bucketCapacity {
+            try split(bucketAt: bucketIndex, touched: &touched)
+        }
     }
 
     private func rewriteHeader(_ header: BlobHeader, at path: String, durable: Bool) throws {

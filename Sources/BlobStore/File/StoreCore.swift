@@ -81,6 +81,12 @@ final class StoreCore: @unchecked Sendable {
     /// Cleared for good when this kernel, filesystem or file owner refuses cache-only reads
     /// (``openIfCached(_:readLength:)``), so reads stop trying them.
     let cachedReadsWork = Atomic<Bool>(true)
+    /// Cleared for good when this filesystem refuses `renameat2(RENAME_NOREPLACE)`, so relaxed puts
+    /// look their blob up before the barrier instead of claiming its name first (``claimsNameFirst(_:)``).
+    let noReplaceRenames = Atomic<Bool>(true)
+    /// How many times a stored blob's header was read to learn what is there: by commits, listings and
+    /// verification (observability and tests).
+    let blobLookups = Atomic<Int>(0)
     /// How many reads went through `queue` rather than being served from the caches (observability and tests).
     let queuedReads = Atomic<Int>(0)
 
