@@ -3,12 +3,13 @@ import Dispatch
 /// The concurrent queues on which a store writes temp files and streams content outside its barrier,
 /// one per quality of service; async calls take the one that matches the calling task's priority.
 ///
-/// Why several: Swift runs a task on Dispatch's global pool of its priority's quality of service, and a
-/// hop to a queue and back costs thread wake-ups, which on this machine cost more than a 4 KiB write.
-/// When the queue's quality of service matches the task's, the worker that resumes the task usually
-/// picks up that task's next hop before it parks (`strace -f`: one `futex` wake per round trip); when
-/// they differ, the worker parks at once and every hop wakes it again (measured here: an async 4 KiB
-/// put took about 1.6× as long; see docs/BENCHMARKS.md, "Queues and task priorities").
+/// Why several: a hop to a queue and back costs thread wake-ups, which here cost more than a 4 KiB
+/// write. Measured with `.medium` tasks (the usual caller): with the queue at `.userInitiated`, its worker
+/// parked as soon as it had resumed the task and every hop woke it again (`strace -f`: 4.4 `futex` calls
+/// per put); at `.default` the worker picks up the task's next hop before it parks (2 per put) and an
+/// async 4 KiB put ran about 1.6× as fast. Tasks of other priorities get the queue of their own
+/// quality of service on the same reasoning; the evidence there is weaker (docs/BENCHMARKS.md, "Queues
+/// and task priorities").
 struct IOQueues: Sendable {
     /// For tasks of `.high` (`.userInitiated`) priority or above.
     let userInitiated: DispatchQueue
