@@ -83,7 +83,7 @@ struct EventsAndMetricsTests {
         let stream = try openStream(daemon)
         #expect(try stream.readUntil("\n\n") == ": heartbeat\n\n")
         daemon.terminate()
-        #expect(daemon.waitForExit(seconds: 5) == 0)
+        #expect(daemon.waitForExit(seconds: 5) == 0, "blobd's log: \(daemon.log)")
         #expect(stream.isClosedByPeer())
     }
 

@@ -64,7 +64,7 @@ struct LifecycleTests {
         let client = try daemon.connect()
         #expect(try client.request("PUT", "/v1/stores/t/blobs/x", body: [1]).status == 201)
         kill(daemon.process.processIdentifier, SIGTERM)
-        #expect(daemon.waitForExit() == 0)
+        #expect(daemon.waitForExit() == 0, "blobd's log: \(daemon.log)")
         #expect((try? FileSystem.linkStatus(daemon.socketPath)) == nil)
         #expect(daemon.log.contains("stopped"))
         // The root lock is free again: a new daemon starts on the same root.
@@ -87,7 +87,7 @@ struct LifecycleTests {
         let put = try client.readResponse(method: "PUT")
         #expect(put.status == 201)
         #expect(put.header("Connection") == "close")
-        #expect(daemon.waitForExit() == 0)
+        #expect(daemon.waitForExit() == 0, "blobd's log: \(daemon.log)")
         let again = try DaemonProcess(folder: daemon.folder, root: daemon.root, socket: daemon.socketPath)
         #expect(try again.connect().request("GET", "/v1/stores/t/blobs/slow").text == "0123456789")
     }
