@@ -274,7 +274,8 @@ extension StoreCore {
         }
     }
 
-    /// Looks up what each durable put of a batch replaces and gives its temp header the old version's `created`.
+    /// Looks up what each put of a batch replaces (each durable or `ifMatch` put: the others claim their
+    /// name first) and gives its temp header the old version's `created`.
     ///
     /// Runs as a read on `queue` before the batch's barrier. What it finds still holds inside that
     /// barrier: only the committer changes the store, and this is the committer. A put whose identifier
@@ -303,7 +304,7 @@ extension StoreCore {
                     return nil
                 case .put(let put):
                     guard !everything, touched.insert(put.identifier).inserted, !claimsNameFirst(put) else { return nil }
-                    return existingBlob(at: locate(put.identifier).path)
+                    return storedVersion(at: locate(put.identifier).path)
                 }
             }
         }
@@ -352,7 +353,7 @@ extension StoreCore {
             }
         case .remove(let identifier, let condition, _):
             let (folder, path, _) = locate(identifier)
-            let existing = existingBlob(at: path)
+            let existing = storedVersion(at: path)
             if case .present(let header) = existing, header.identifier != identifier {
                 // A different identifier owns this hashed name: ours is absent.
                 try check(condition, against: .absent, identifier: identifier)
@@ -383,6 +384,12 @@ extension StoreCore {
             statistics.withLock { $0 = StoreStatistics(count: 0, bytes: 0) }
             return .removedAll
         }
+    }
+
+    /// What is stored at `path`, for a commit (counted in ``commitLookups``).
+    private func storedVersion(at path: String) -> ExistingBlob {
+        commitLookups.wrappingAdd(1, ordering: .relaxed)
+        return existingBlob(at: path)
     }
 
     /// Whether `put` first tries to claim its name with a rename that fails if the name exists, instead
@@ -422,7 +429,7 @@ extension StoreCore {
                 return put.header.metadata
             }
         }
-        let found = replaced ?? existingBlob(at: path)
+        let found = replaced ?? storedVersion(at: path)
         var existing = found
         if case .present(let header) = existing, header.identifier != put.identifier {
             throw BlobStoreError.corrupt(

@@ -203,7 +203,6 @@ extension StoreCore {
     /// (and a small blob) arrives whole; `readFully` spent a second call to learn it was at the end,
     /// and a zeroed array per call cost an allocation. Listing a page reads a thousand headers.
     func existingBlob(at path: String) -> ExistingBlob {
-        blobLookups.wrappingAdd(1, ordering: .relaxed)
         let fd: FileDescriptor
         do { fd = try StoreCore.openForReading(path) } catch { return .absent }
         return fd.closeAfter {

@@ -84,9 +84,8 @@ final class StoreCore: @unchecked Sendable {
     /// Cleared for good when this filesystem refuses `renameat2(RENAME_NOREPLACE)`, so relaxed puts
     /// look their blob up before the barrier instead of claiming its name first (``claimsNameFirst(_:)``).
     let noReplaceRenames = Atomic<Bool>(true)
-    /// How many times a stored blob's header was read to learn what is there: by commits, listings and
-    /// verification (observability and tests).
-    let blobLookups = Atomic<Int>(0)
+    /// How many times a commit read the stored version of a blob it changes (observability and tests).
+    let commitLookups = Atomic<Int>(0)
     /// How many reads went through `queue` rather than being served from the caches (observability and tests).
     let queuedReads = Atomic<Int>(0)
 

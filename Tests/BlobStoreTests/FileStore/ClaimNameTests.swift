@@ -15,7 +15,7 @@ import Testing
         try PersistentDataStore(name: name, root: root.url, configuration: StoreConfiguration(durability: durability, bucketCapacity: capacity))
     }
 
-    func lookups(_ store: PersistentDataStore) -> Int { store.core.blobLookups.load(ordering: .relaxed) }
+    func lookups(_ store: PersistentDataStore) -> Int { store.core.commitLookups.load(ordering: .relaxed) }
 
     /// The path of `identifier`'s file under the store's current bucket map.
     func path(of identifier: String, in store: PersistentDataStore) -> String {

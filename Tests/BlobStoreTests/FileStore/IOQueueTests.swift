@@ -5,7 +5,7 @@ import Testing
 @testable import BlobStore
 
 /// Async calls do their file work on the I/O queue whose quality of service matches the calling task's
-/// priority (`IOQueues`), so the hop and the resumption stay within one Dispatch thread pool.
+/// priority (`IOQueues`).
 @Suite struct IOQueueTests {
     let root = TemporaryRoot()
 
@@ -18,18 +18,6 @@ import Testing
         #expect(queues.matching(.utility) === queues.utility)
         #expect(queues.matching(.background) === queues.utility)
         #expect(queues.forCurrentTask === queues.matching(Task.currentPriority))
-    }
-
-    /// Holds `queue` with a barrier until the returned closure is called.
-    func hold(_ queue: DispatchQueue) -> @Sendable () -> Void {
-        let gate = DispatchSemaphore(value: 0)
-        let held = DispatchSemaphore(value: 0)
-        queue.async(flags: .barrier) {
-            held.signal()
-            gate.wait()
-        }
-        held.wait()
-        return { gate.signal() }
     }
 
     /// Starts `body` in a detached task of `priority` and returns a task that awaits its result through a

@@ -32,18 +32,6 @@ import Glibc
         return false
     }
 
-    /// Holds the store's queue with a barrier (as a long commit would) until `release` is called.
-    func holdQueue(of store: PersistentDataStore) -> @Sendable () -> Void {
-        let gate = DispatchSemaphore(value: 0)
-        let held = DispatchSemaphore(value: 0)
-        store.core.queue.async(flags: .barrier) {
-            held.signal()
-            gate.wait()
-        }
-        held.wait()
-        return { gate.signal() }
-    }
-
     @Test func cachedReadsDoNotWaitForACommitInProgress() async throws {
         let inline = try store()
         guard try await kernelServesCachedReads(inline) else { return }
@@ -51,7 +39,7 @@ import Glibc
         let metadata = try await inline.put(content, identifier: "photo")
         let queuedBefore = inline.core.queuedReads.load(ordering: .relaxed)
 
-        let release = holdQueue(of: inline)
+        let release = hold(inline.core.queue)  // as a long commit would
         // Run the reads aside and give them a deadline, so a regression fails the test instead of hanging it.
         let reads = Task.detached {
             #expect(try await inline.get("photo") == content)
