@@ -58,6 +58,16 @@ public struct FileDescriptor: Hashable, Sendable {
         return FileDescriptor(rawValue: fd)
     }
 
+    /// Creates a regular file with no name in the filesystem of the folder `directory` (`O_TMPFILE`),
+    /// open for reading and writing and close-on-exec. It is freed when its last descriptor closes,
+    /// unless ``FileSystem/link(_:as:)`` names it first.
+    ///
+    /// Throws `EOPNOTSUPP` or `EISDIR` where the filesystem or the kernel cannot create such files.
+    public static func openAnonymous(inDirectory directory: String, permissions: mode_t = 0o644) throws(Errno) -> FileDescriptor {
+        let fd = try retryingOnInterrupt { cblob_open_tmpfile(directory, permissions) }
+        return FileDescriptor(rawValue: fd)
+    }
+
     /// Opens `path` only if the kernel can resolve every component from its caches, so the call never
     /// waits for the disk (`openat2(2)` with `RESOLVE_CACHED`, Linux 5.12+; always close-on-exec).
     ///

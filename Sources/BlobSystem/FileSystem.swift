@@ -58,6 +58,17 @@ public enum FileSystem {
         _ = try retryingOnInterrupt { Glibc.link(existing, newName) }
     }
 
+    /// `linkat(2)` of an open file: gives the file behind `descriptor` (such as one from
+    /// ``FileDescriptor/openAnonymous(inDirectory:permissions:)``) the name `newName`, failing with
+    /// `EEXIST` rather than replace anything there.
+    ///
+    /// Goes through the descriptor's `/proc/self/fd` link, which needs no privilege (`AT_EMPTY_PATH`
+    /// needs `CAP_DAC_READ_SEARCH` before Linux 6.10); gives `ENOENT` where `/proc` is not mounted.
+    public static func link(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
+        let source = "/proc/self/fd/\(descriptor.rawValue)"
+        _ = try retryingOnInterrupt { linkat(AT_FDCWD, source, AT_FDCWD, newName, AT_SYMLINK_FOLLOW) }
+    }
+
     /// `unlink(2)`.
     public static func unlink(_ path: String) throws(Errno) {
         _ = try retryingOnInterrupt { Glibc.unlink(path) }

@@ -76,6 +76,8 @@ int cblob_epoll_wait(int epfd, cblob_epoll_event *out, int capacity, int timeout
 
 int cblob_o_noatime(void) { return O_NOATIME; }
 
+int cblob_open_tmpfile(const char *directory, mode_t mode) { return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, mode); }
+
 uint32_t cblob_epollin(void) { return EPOLLIN; }
 uint32_t cblob_epollout(void) { return EPOLLOUT; }
 uint32_t cblob_epollrdhup(void) { return EPOLLRDHUP; }

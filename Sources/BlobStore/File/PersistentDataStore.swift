@@ -118,9 +118,9 @@ public final class PersistentDataStore: BlobStoring, Sendable {
                 // On the I/O queue, so a relaxed put may commit right here (see `StoreCore.submit`).
                 core.submit(.put(prepared), inline: true) { result in
                     if case .failure = result {
-                        // The committer reclaims a failed put's temp file in the background; make sure it
-                        // is gone before the failure is reported (the caller may exit at once).
-                        _ = try? FileSystem.unlinkIfExists(prepared.tempPath)
+                        // The committer reclaims a failed put's temp file in the background; make sure a
+                        // named one is gone before the failure is reported (the caller may exit at once).
+                        prepared.removeNamedFileIfLeft()
                     }
                     continuation.resume(with: Swift.Result { try result.storedMetadata() })
                 }
@@ -132,10 +132,9 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         do {
             return try Swift.Result<MutationOutcome, any Error>.success(try await core.commit(.put(prepared))).storedMetadata()
         } catch {
-            // The committer reclaims a failed put's temp file in the background; make sure it is gone
-            // before the failure is reported (the caller may exit at once).
-            let path = prepared.tempPath
-            _ = try? await onIO { _ = try? FileSystem.unlinkIfExists(path) }
+            // The committer reclaims a failed put's temp file in the background; make sure a named one
+            // is gone before the failure is reported (the caller may exit at once).
+            _ = try? await onIO { prepared.removeNamedFileIfLeft() }
             throw error
         }
     }

@@ -197,21 +197,25 @@ extension StoreCore {
     /// before its rename: no name ever points at content that may not be on the disk.
     private func apply(_ batch: PreparedBatch, dataSyncFailure: (any Error)?) -> CommittedBatch {
         let mutations = batch.mutations
-        let (results, touched, reclaim) = queue.sync(flags: .barrier) {
+        let (results, touched, reclaim, dropped) = queue.sync(flags: .barrier) {
             var touched = Set<String>()
             var reclaim: [String] = []
+            var dropped: [TempFile] = []
             let results = mutations.indices.map { index in
                 let mutation = mutations[index]
                 if case .put(let put) = mutation, let failure = batch.failures[index] ?? (put.durable ? dataSyncFailure : nil) {
-                    reclaim.append(put.tempPath)
+                    dropped.append(put.temp)
                     return Result<MutationOutcome, any Error>.failure(failure)
                 }
-                return Result { try apply(mutation, replacing: batch.replaced[index], touched: &touched, reclaim: &reclaim) }
+                return Result {
+                    try apply(mutation, replacing: batch.replaced[index], touched: &touched, reclaim: &reclaim, dropped: &dropped)
+                }
             }
-            return (results, touched, reclaim)
+            return (results, touched, reclaim, dropped)
         }
-        if !reclaim.isEmpty {
+        if !reclaim.isEmpty || !dropped.isEmpty {
             reclaimQueue.async {
+                for temp in dropped { temp.drop() }
                 for path in reclaim { _ = try? FileSystem.removeTree(path) }
             }
         }
@@ -314,7 +318,7 @@ extension StoreCore {
             else { continue }
             put.header.createdNanoseconds = old.createdNanoseconds
             do {
-                try rewriteHeader(put.header, at: put.tempPath, durable: false)
+                try rewriteHeader(put.header, of: put.temp, durable: false)
                 mutations[index] = .put(put)
             } catch {
                 failures[index] = error
@@ -339,16 +343,20 @@ extension StoreCore {
         }
     }
 
-    /// Applies one mutation; `replaced` is what a put replaces if ``settleCreated(_:)`` found it. Runs inside the barrier.
-    private func apply(_ mutation: Mutation, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String]) throws
-        -> MutationOutcome
-    {
+    /// Applies one mutation; `replaced` is what a put replaces if ``settleCreated(_:)`` found it. A put's
+    /// temp file is ended here if it was published, or added to `dropped`. Runs inside the barrier.
+    private func apply(
+        _ mutation: Mutation, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String],
+        dropped: inout [TempFile]
+    ) throws -> MutationOutcome {
         switch mutation {
         case .put(let put):
             do {
-                return .stored(try applyPut(put, replacing: replaced, touched: &touched, reclaim: &reclaim))
+                let metadata = try applyPut(put, replacing: replaced, touched: &touched, reclaim: &reclaim)
+                put.temp.published()
+                return .stored(metadata)
             } catch {
-                reclaim.append(put.tempPath)
+                dropped.append(put.temp)
                 throw error
             }
         case .remove(let identifier, let condition, _):
@@ -392,13 +400,13 @@ extension StoreCore {
         return existingBlob(at: path)
     }
 
-    /// Whether `put` first tries to claim its name with a rename that fails if the name exists, instead
+    /// Whether `put` first tries to claim its name with a link or rename that fails if the name exists, instead
     /// of looking the name up before the barrier: a relaxed put that may create its blob. Most puts name
     /// a new blob, and a lookup of an absent name in a large bucket folder costs about as much as the
     /// rename. A durable put looks up first, because its header's `created` must be final before its
     /// content is synced; a put with an `ifMatch` condition needs the current version.
     func claimsNameFirst(_ put: PreparedPut) -> Bool {
-        guard !put.durable, noReplaceRenames.load(ordering: .relaxed) else { return false }
+        guard !put.durable, put.temp.isAnonymous || noReplaceRenames.load(ordering: .relaxed) else { return false }
         switch put.condition {
         case .none, .ifNoneMatch: return true
         case .ifMatch: return false
@@ -413,14 +421,14 @@ extension StoreCore {
         if replaced == nil, claimsNameFirst(put) {
             var claimed = false
             do throws(Errno) {
-                try FileSystem.renameNoReplace(put.tempPath, to: path)
+                try put.temp.publishNew(as: path)
                 claimed = true
             } catch where error.rawValue == EEXIST {
                 // The name exists: look it up below, as any replacement does.
-            } catch where error.rawValue == EINVAL || error.rawValue == ENOSYS {
+            } catch where !put.temp.isAnonymous && (error.rawValue == EINVAL || error.rawValue == ENOSYS) {
                 noReplaceRenames.store(false, ordering: .relaxed)  // this filesystem cannot; look up first from now on
             } catch {
-                throw BlobStoreError.io(operation: "rename", path: path, errno: error)
+                throw BlobStoreError.io(operation: put.temp.isAnonymous ? "link" : "rename", path: path, errno: error)
             }
             if claimed {
                 // A new blob: its header's `created` is its `modified` already.
@@ -444,14 +452,19 @@ extension StoreCore {
             // Only for a put that ``settleCreated(_:)`` left to the barrier (an earlier mutation of its
             // batch touched the same blob): correct `created` in the temp file now.
             header.createdNanoseconds = created
-            try rewriteHeader(header, at: put.tempPath, durable: put.durable)
+            try rewriteHeader(header, of: put.temp, durable: put.durable)
         }
         if case .absent = found {} else {
             // Keep the old version linked so the rename does not free its blocks (a synchronous TRIM here).
             let trash = trashPath + "/" + StoreCore.uniqueName("old-")
             if (try? FileSystem.link(path, as: trash)) != nil { reclaim.append(trash) }
         }
-        try io("rename", path) { try FileSystem.rename(put.tempPath, to: path) }
+        if case .absent = found, put.temp.isAnonymous {
+            // Checked absent in this barrier (a store that looks up first): a link cannot replace anything.
+            try io("link", path) { try put.temp.publishNew(as: path) }
+        } else {
+            try io("rename", path) { try put.temp.publish(replacing: path) }
+        }
         touched.insert(folder)
         if case .present(let old) = existing {
             adjustStatistics(count: 0, bytes: header.size - old.size)
@@ -470,10 +483,9 @@ extension StoreCore {
         }
     }
 
-    private func rewriteHeader(_ header: BlobHeader, at path: String, durable: Bool) throws {
-        try io("write", path) {
-            let fd = try FileDescriptor.open(path, [.writeOnly])
-            try fd.closeAfter {
+    private func rewriteHeader(_ header: BlobHeader, of temp: TempFile, durable: Bool) throws {
+        try io("write", temp.path) {
+            try temp.withWritableDescriptor { fd in
                 try header.encoded().withUnsafeBytes { raw in try fd.writeAll(toAbsoluteOffset: 0, raw) }
                 if durable { try fd.dataSync() }
             }

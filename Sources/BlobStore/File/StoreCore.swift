@@ -84,6 +84,12 @@ final class StoreCore: @unchecked Sendable {
     /// Cleared for good when this filesystem refuses `renameat2(RENAME_NOREPLACE)`, so relaxed puts
     /// look their blob up before the barrier instead of claiming its name first (``claimsNameFirst(_:)``).
     let noReplaceRenames = Atomic<Bool>(true)
+    /// Whether relaxed puts write anonymous temp files (``TempFile``): set at open if this kernel and
+    /// filesystem can create one and link it (probed in the temp folder), cleared for good if a later
+    /// create is refused.
+    let anonymousTempFiles: Atomic<Bool>
+    /// The anonymous temp files open now, and how many may be (see ``AnonymousTempBudget``).
+    let anonymousTemps = AnonymousTempBudget(limit: 256)
     /// How many times a commit read the stored version of a blob it changes (observability and tests).
     let commitLookups = Atomic<Int>(0)
     /// How many reads went through `queue` rather than being served from the caches (observability and tests).
@@ -133,6 +139,7 @@ final class StoreCore: @unchecked Sendable {
             try io("create folder", path) { try FileSystem.makeDirectory(path) }
         }
         lockDescriptor = try StoreCore.lock(storePath + "/.lock")
+        anonymousTempFiles = Atomic(StoreCore.anonymousFilesWork(in: tempPath))
         do {
             var map: BucketMap
             if let text = try? String(contentsOfFile: manifestPath, encoding: .utf8) {
@@ -163,6 +170,18 @@ final class StoreCore: @unchecked Sendable {
     }
 
     deinit { try? lockDescriptor.close() }
+
+    /// Whether a file created with no name in `folder` can be linked under a name there (needs
+    /// `O_TMPFILE` support and a mounted `/proc`). Leaves nothing behind; a crash in between leaves an
+    /// empty probe file that the next open's sweep of the temp folder removes.
+    private static func anonymousFilesWork(in folder: String) -> Bool {
+        guard let descriptor = try? FileDescriptor.openAnonymous(inDirectory: folder) else { return false }
+        defer { try? descriptor.close() }
+        let probe = folder + "/" + uniqueName("probe-")
+        guard (try? FileSystem.link(descriptor, as: probe)) != nil else { return false }
+        _ = try? FileSystem.unlinkIfExists(probe)
+        return true
+    }
 
     // MARK: - Root and lock
 

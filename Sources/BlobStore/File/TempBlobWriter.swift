@@ -18,8 +18,10 @@ final class TempBlobWriter: @unchecked Sendable {
     private var size: Int64 = 0
     private var pendingBytes: [UInt8] = []
     private var header: BlobHeader?
-    private var descriptor: FileDescriptor?
-    private(set) var tempPath: String
+    /// The file once content outgrows memory (or at ``finish()``); handed to the ``PreparedPut`` then.
+    private var file: TempFile?
+    /// The temp file's name (see ``TempFile/path``).
+    let tempPath: String
     private let modified = Date().nanosecondsSince1970
 
     /// Checks a write condition early (a conditional put that cannot succeed fails before its content
@@ -74,7 +76,7 @@ final class TempBlobWriter: @unchecked Sendable {
             }
             let bytes = header.encoded()
             try io("write", tempPath) {
-                try bytes.withUnsafeBytes { raw in try descriptor!.writeAll(toAbsoluteOffset: 0, raw) }
+                try bytes.withUnsafeBytes { raw in try file!.descriptor!.writeAll(toAbsoluteOffset: 0, raw) }
             }
             self.header = header
         } else {
@@ -91,26 +93,26 @@ final class TempBlobWriter: @unchecked Sendable {
             try bytes.withUnsafeBytes { try write($0) }
             self.header = header
         }
-        try io("close", tempPath) { try descriptor!.close() }
-        descriptor = nil
-        return PreparedPut(identifier: identifier, tempPath: tempPath, header: header!, condition: options.condition, durable: durable)
+        try io("close", tempPath) { try file!.written() }
+        let prepared = PreparedPut(identifier: identifier, temp: file!, header: header!, condition: options.condition, durable: durable)
+        file = nil  // the prepared put owns it now
+        return prepared
     }
 
     /// Drops the temp file now (blocking), so a caller can report the failure once the file is gone:
-    /// a process that exits right after a failed put leaves nothing behind. Safe to call at any point.
+    /// a process that exits right after a failed put leaves nothing behind. Safe to call at any point
+    /// before ``finish()`` succeeds, also after it failed.
     func discard() {
-        if let descriptor { try? descriptor.close() }
-        descriptor = nil
-        _ = try? FileSystem.unlinkIfExists(tempPath)
+        file?.drop()
+        file = nil
     }
 
     /// Drops the temp file in the background (for threads that must not block on an unlink, such as a
-    /// server's event loops). Safe to call at any point, also after ``finish()`` failed.
+    /// server's event loops). Safe to call at any point before ``finish()`` succeeds, also after it failed.
     func abandon() {
-        if let descriptor { try? descriptor.close() }
-        descriptor = nil
-        let path = tempPath
-        core.reclaimQueue.async { _ = try? FileSystem.unlinkIfExists(path) }
+        guard let file else { return }
+        self.file = nil
+        core.reclaimQueue.async { file.drop() }
     }
 
     /// `complete` tells whether `prefix` is all of the content; if not, record validation waits for ``finish()``.
@@ -145,30 +147,53 @@ final class TempBlobWriter: @unchecked Sendable {
         let offset = Int64(header!.encodedLength)
         var data = Data(count: Int(size))
         _ = try io("read", tempPath) {
-            try data.withUnsafeMutableBytes { raw in try descriptor!.readFully(fromAbsoluteOffset: offset, into: raw) }
+            try data.withUnsafeMutableBytes { raw in try file!.descriptor!.readFully(fromAbsoluteOffset: offset, into: raw) }
         }
         if let reason = RecordValidation.violation(in: data) {
             throw BlobStoreError.invalidRecord(store: core.name, identifier: identifier, reason: reason)
         }
     }
 
+    /// Creates the temp file: anonymous for a relaxed put where the store can (see ``TempFile``), named otherwise.
     private func openFile() throws {
         let path = tempPath
-        descriptor = try io("create temp file", path) {
-            try FileDescriptor.open(path, [.readWrite, .create, .exclusive], permissions: 0o644)
+        if !durable, core.anonymousTempFiles.load(ordering: .relaxed), core.anonymousTemps.reserve() {
+            do throws(Errno) {
+                file = try TempFile.anonymous(in: core.tempPath, path: path, budget: core.anonymousTemps)
+                return
+            } catch where error.rawValue == EOPNOTSUPP || error.rawValue == EISDIR {
+                core.anonymousTemps.release()
+                core.anonymousTempFiles.store(false, ordering: .relaxed)  // named files from now on
+            } catch {
+                core.anonymousTemps.release()
+                throw BlobStoreError.io(operation: "create temp file", path: path, errno: error)
+            }
         }
+        file = try io("create temp file", path) { try TempFile.named(at: path) }
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try io("write", tempPath) { try descriptor!.writeAll(bytes) }
+        try io("write", tempPath) { try file!.descriptor!.writeAll(bytes) }
     }
 }
 
 /// A put whose temp file is complete and waits for its commit.
 struct PreparedPut: Sendable {
     var identifier: String
-    var tempPath: String
+    /// Owned by the put: the commit publishes it or drops it.
+    var temp: TempFile
     var header: BlobHeader
     var condition: WriteCondition
     var durable: Bool
+
+    /// The temp file's name, which names the put in errors and the commit log.
+    var tempPath: String { temp.path }
+
+    /// Unlinks a named temp file now (blocking) if it is still there, so a failure is reported once the
+    /// file is gone. An anonymous one is the committer's to close (it frees itself with the descriptor,
+    /// at the latest when the process exits); closing it here too could close a reused descriptor number.
+    func removeNamedFileIfLeft() {
+        guard !temp.isAnonymous else { return }
+        _ = try? FileSystem.unlinkIfExists(temp.path)
+    }
 }
