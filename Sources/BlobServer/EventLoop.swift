@@ -281,7 +281,7 @@ final class EventLoop: @unchecked Sendable {
     private func queue(_ response: Response, to c: Connection) {
         var response = response
         if c.requestIsHead { response.omitBody = true }
-        recordMetrics(c, status: Int(response.status.code), bytesOut: response.omitBody ? 0 : (response.file?.count ?? Int64(response.body.count)))
+        recordMetrics(c, status: Int(response.status.code), bytesOut: response.omitBody ? 0 : (response.file?.count ?? Int64(response.inMemoryCount)))
         let closing = response.closeConnection || !c.keepAlive || draining
         c.releaseRequestResources()
         response.serialize(version: c.version, close: closing, into: &c.out)

@@ -1,4 +1,5 @@
 import BlobStore
+import Foundation
 import HTTP1
 
 /// A response ready to be written: its status, extra header lines, and a body in memory or in a file.
@@ -22,6 +23,9 @@ struct Response: Sendable {
     var headerLines: [UInt8] = []
     /// The in-memory body.
     var body: [UInt8] = []
+    /// An in-memory body as the store read it, sent instead of `body` when set: copied once, into the
+    /// output, where `body` would take a second copy (a blob's content arrives as `Data`).
+    var content: Data?
     /// A body sent from a file instead of `body`.
     var file: FileBody?
     /// `Content-Length` to announce instead of the body's size (HEAD).
@@ -68,7 +72,7 @@ struct Response: Sendable {
         HTTPSerializer.appendStatusLine(status, version: version, into: &out)
         out.append(contentsOf: headerLines)
         if !hasNoContent {
-            let length = announcedLength ?? file?.count ?? Int64(body.count)
+            let length = announcedLength ?? file?.count ?? Int64(inMemoryCount)
             HTTPSerializer.appendHeader(.contentLength, length, into: &out)
         }
         if close {
@@ -77,6 +81,15 @@ struct Response: Sendable {
             HTTPSerializer.appendHeader(.connection, "keep-alive", into: &out)
         }
         HTTPSerializer.appendEndOfHead(into: &out)
-        if !omitBody && !hasNoContent { out.append(contentsOf: body) }
+        if !omitBody && !hasNoContent {
+            if let content {
+                content.withUnsafeBytes { raw in out.append(contentsOf: raw.assumingMemoryBound(to: UInt8.self)) }
+            } else {
+                out.append(contentsOf: body)
+            }
+        }
     }
+
+    /// The size of the in-memory body (`content` or `body`).
+    var inMemoryCount: Int { content?.count ?? body.count }
 }

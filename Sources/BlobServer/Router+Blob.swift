@@ -47,10 +47,10 @@ extension Router {
         } else if count <= Router.inlineBodyLimit {
             defer { handle.close() }
             if range.upperBound <= Int64(handle.leadingContent.count) {
-                // The content came with the header: one copy into the body, no intermediate `Data`.
-                response.body = [UInt8](handle.leadingContent[Int(range.lowerBound)..<Int(range.upperBound)])
+                // The content came with the header: sent from the same bytes, copied only into the output.
+                response.content = handle.leadingContent[Int(range.lowerBound)..<Int(range.upperBound)]
             } else {
-                response.body = [UInt8](try handle.read(range))
+                response.content = try handle.read(range)
             }
         } else {
             response.file = .init(handle: handle, offset: handle.contentOffset + range.lowerBound, count: count)

@@ -71,6 +71,59 @@ struct PercentEncodingTests {
         }
     }
 
+    /// The decoder appends runs of plain bytes whole; this one decodes byte by byte, as the rules say.
+    static func referenceDecode(_ encoded: [UInt8], plusAsSpace: Bool) throws(PercentDecodingError) -> [UInt8] {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var output: [UInt8] = []
+        var index = 0
+        while index < encoded.count {
+            var byte = encoded[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < encoded.count, let high = hex(encoded[index + 1]), let low = hex(encoded[index + 2]) else {
+                    throw .malformedEscape
+                }
+                byte = high << 4 | low
+                index += 3
+            } else {
+                if plusAsSpace && byte == UInt8(ascii: "+") { byte = UInt8(ascii: " ") }
+                index += 1
+            }
+            if byte == 0 { throw .nulByte }
+            output.append(byte)
+        }
+        return output
+    }
+
+    @Test("the decoder agrees with a byte-by-byte decoder on random input, escapes, pluses and NULs included")
+    func agreesWithReference() {
+        var rng = SplitMix64(seed: 11)
+        let alphabet = bytes("ab/%+09fFgz ") + [0x00, 0xC3, 0xA9]
+        for round in 0..<4000 {
+            let input = (0..<Int.random(in: 0...24, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            let plusAsSpace = round % 2 == 0
+            let expected = Result { () throws(PercentDecodingError) in try Self.referenceDecode(input, plusAsSpace: plusAsSpace) }
+            var prefix = bytes("kept")
+            let actual = input.withUnsafeBytes { raw in
+                Result { () throws(PercentDecodingError) -> [UInt8] in
+                    try PercentEncoding.decode(raw, plusAsSpace: plusAsSpace, into: &prefix)
+                    return Array(prefix.dropFirst(4))
+                }
+            }
+            switch (expected, actual) {
+            case (.success(let e), .success(let a)): #expect(e == a, "\(input)")
+            case (.failure(let e), .failure(let a)): #expect(e == a, "\(input)")
+            default: Issue.record("\(input) plusAsSpace \(plusAsSpace): expected \(expected), got \(actual)")
+            }
+        }
+    }
+
     @Test("query strings", arguments: [
         ("a=1&b=2", [("a", "1"), ("b", "2")]),
         ("a", [("a", "")]),
