@@ -34,6 +34,7 @@ enum FileNameCoding {
             bytes.count <= maximumPlainLength && !bytes.indices.contains { needsEscape(bytes[$0], atStart: $0 == 0) }
         }
         if plain == true { return identifier }
+        if let escaped = escapedIfShort(identifier) { return escaped }
         var out: [UInt8] = []
         out.reserveCapacity(identifier.utf8.count + 8)
         var lastSafeCut = 0
@@ -57,6 +58,35 @@ enum FileNameCoding {
         let hash = whole.withUTF8 { XXH64.hash(UnsafeRawBufferPointer($0)) }
         out.append(contentsOf: ETag(checksum: hash).rawValue.utf8)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The escaped identifier written straight into a new String's storage, or `nil` if it would be
+    /// longer than ``maximumPlainLength`` (and needs the hashed form). Identifiers with `/` are common
+    /// (`photos/cats/tom.png`), and appending to an array byte by byte cost 65 instructions a byte on
+    /// every read of one.
+    private static func escapedIfShort(_ identifier: String) -> String? {
+        var identifier = identifier
+        return identifier.withUTF8 { bytes -> String? in
+            var length = bytes.count
+            for index in bytes.indices where needsEscape(bytes[index], atStart: index == 0) { length &+= 2 }
+            guard length <= maximumPlainLength else { return nil }
+            return String(unsafeUninitializedCapacity: length) { out in
+                var position = 0
+                for index in bytes.indices {
+                    let byte = bytes[index]
+                    if needsEscape(byte, atStart: index == 0) {
+                        out[position] = 0x25
+                        out[position &+ 1] = hexDigits[Int(byte >> 4)]
+                        out[position &+ 2] = hexDigits[Int(byte & 0xF)]
+                        position &+= 3
+                    } else {
+                        out[position] = byte
+                        position &+= 1
+                    }
+                }
+                return position
+            }
+        }
     }
 
     /// Reads a file name back.

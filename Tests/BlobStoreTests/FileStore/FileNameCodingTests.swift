@@ -54,6 +54,43 @@ import Testing
         }
     }
 
+    /// Names are the on-disk format: the escaping written into a String's storage must give exactly the
+    /// names the format describes (`/`, `%`, `~` and a leading `.` as uppercase `%XX`; longer than 200
+    /// bytes: hashed), checked against that rule spelled out byte by byte.
+    @Test func escapedNamesFollowTheFormatExactly() {
+        func reference(_ identifier: String) -> String {
+            var out: [UInt8] = []
+            for (index, byte) in identifier.utf8.enumerated() {
+                if byte == 0x2F || byte == 0x25 || byte == 0x7E || (index == 0 && byte == 0x2E) {
+                    let hex = "%" + String(byte, radix: 16, uppercase: true)  // all four are ≥ 0x10: two digits
+                    out.append(contentsOf: hex.utf8)
+                } else {
+                    out.append(byte)
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Character] = ["a", "/", ".", "%", "~", "Z", "-", "0"]
+        var checked = 0
+        for _ in 0..<3000 {
+            let length = Int.random(in: 1...120, using: &generator)
+            let id = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+            let expected = reference(id)
+            let name = FileNameCoding.name(for: id)
+            if expected.utf8.count <= FileNameCoding.maximumPlainLength {
+                #expect(name == expected, "\(id)")
+                checked += 1
+            } else {
+                #expect(name.hasSuffix(ETag(checksum: XXH64.hash(Data(id.utf8))).rawValue), "\(id)")
+            }
+        }
+        #expect(checked > 1000)
+        #expect(FileNameCoding.name(for: "ünï/📦") == "ünï%2F📦")
+        #expect(FileNameCoding.name(for: String(repeating: "/", count: 66)) == String(repeating: "%2F", count: 66))
+        #expect(FileNameCoding.name(for: String(repeating: "/", count: 67)).contains("~"))
+    }
+
     /// The store hashes names longer than the plain limit, so a longer plain name is not one of its
     /// own (found by the identifier-mapping fuzz target).
     @Test func overlongPlainNamesAreForeign() {
