@@ -58,7 +58,15 @@ extension [UInt8] {
         _ first: UnsafeBufferPointer<UInt8>, _ separator: StaticString, _ second: UnsafeBufferPointer<UInt8>
     ) {
         let total = first.count &+ separator.utf8CodeUnitCount &+ second.count &+ 2
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: total) { line in
+        // A constant capacity: with a computed one the buffer came from malloc (measured: one per line).
+        guard total <= 256 else {
+            append(contentsOf: first)
+            append(contentsOf: UnsafeBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount))
+            append(contentsOf: second)
+            appendCRLF()
+            return
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { line in
             var position = 0
             func copy(_ piece: UnsafeBufferPointer<UInt8>) {
                 guard let base = piece.baseAddress, !piece.isEmpty else { return }
@@ -70,7 +78,7 @@ extension [UInt8] {
             copy(second)
             line[position] = ASCII.carriageReturn
             line[position &+ 1] = ASCII.lineFeed
-            append(contentsOf: UnsafeBufferPointer(line))
+            append(contentsOf: UnsafeBufferPointer(rebasing: line[..<total]))
         }
     }
 

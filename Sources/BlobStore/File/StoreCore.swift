@@ -258,17 +258,41 @@ final class StoreCore: @unchecked Sendable {
     }
 
     /// The file path of `identifier` in bucket folder `bucket`.
+    ///
+    /// Written straight into the String's storage: every read builds one, and five `String` appends
+    /// cost 1,600 instructions, a twentieth of what blobd does for a GET.
     func path(of identifier: String, inBucket bucket: Int) -> String {
-        let number = String(bucket)
-        let fileName = FileNameCoding.name(for: identifier)
-        var path = ""
-        path.reserveCapacity(bucketsPath.utf8.count + number.utf8.count + fileName.utf8.count + 2)
-        path += bucketsPath
-        path += "/"
-        path += number
-        path += "/"
-        path += fileName
-        return path
+        precondition(bucket >= 0, "bucket numbers are positive")
+        var fileName = FileNameCoding.name(for: identifier)
+        var base = bucketsPath
+        return base.withUTF8 { base in
+            fileName.withUTF8 { name in
+                String(unsafeUninitializedCapacity: base.count + name.count + 22) { out in
+                    var position = 0
+                    func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
+                        guard !bytes.isEmpty else { return }
+                        (out.baseAddress! + position).initialize(from: bytes.baseAddress!, count: bytes.count)
+                        position += bytes.count
+                    }
+                    copy(base)
+                    out[position] = UInt8(ascii: "/")
+                    position += 1
+                    var digits = 1
+                    var rest = bucket / 10
+                    while rest > 0 { digits += 1; rest /= 10 }
+                    rest = bucket
+                    for offset in stride(from: digits - 1, through: 0, by: -1) {
+                        out[position + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                    position += digits
+                    out[position] = UInt8(ascii: "/")
+                    position += 1
+                    copy(name)
+                    return position
+                }
+            }
+        }
     }
 
     /// A fresh unique name for a temp or trash file.

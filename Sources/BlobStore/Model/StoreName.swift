@@ -8,14 +8,17 @@ public enum StoreName {
 
     /// Why `name` is not a valid store name, or `nil` if it is.
     public static func violation(in name: String) -> String? {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         guard let first = bytes.first else { return "a store name must not be empty" }
         if bytes.count > maximumLength { return "a store name is at most \(maximumLength) characters (this one has \(bytes.count))" }
         func isLowerAlphanumeric(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) }
         if !isLowerAlphanumeric(first) { return "a store name must start with a lowercase letter or digit" }
-        for (offset, byte) in bytes.enumerated().dropFirst()
-        where !(isLowerAlphanumeric(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D) {
-            return "a store name may contain only a-z, 0-9, '.', '_' and '-' (character \(offset + 1) is not allowed)"
+        var offset = 0
+        for byte in bytes {
+            if offset > 0, !(isLowerAlphanumeric(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D) {
+                return "a store name may contain only a-z, 0-9, '.', '_' and '-' (character \(offset + 1) is not allowed)"
+            }
+            offset += 1
         }
         return nil
     }
