@@ -81,6 +81,30 @@ struct HeadersTests {
         #expect(headers.description == "A: spaced\nB: line  break\nC: \nContent-Length: 42")
     }
 
+    @Test("field lines of random values match the rule applied byte by byte (the check runs eight bytes at a time)")
+    func fieldLinesMatchTheRule() {
+        func reference(_ value: [UInt8]) -> [UInt8] {
+            func allowed(_ byte: UInt8) -> Bool { (byte >= 0x20 && byte != 0x7F) || byte == 0x09 }
+            func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || !allowed(byte) }
+            var slice = value[...]
+            while let first = slice.first, blank(first) { slice = slice.dropFirst() }
+            while let last = slice.last, blank(last) { slice = slice.dropLast() }
+            return Array("X-Value: ".utf8) + slice.map { allowed($0) ? $0 : 0x20 } + [0x0D, 0x0A]
+        }
+        var rng = SplitMix64(seed: 5)
+        let alphabet: [UInt8] = [0x41, 0x7A, 0x20, 0x09, 0x00, 0x0D, 0x0A, 0x1F, 0x7F, 0x7E, 0x80, 0xFF, 0x30]
+        for round in 0..<5000 {
+            // Mostly plain values (the fast path), some with one odd byte anywhere.
+            var value = (0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet[Int.random(in: 0...3, using: &rng) == 0 ? 1 : 0] }
+            if round % 2 == 0, !value.isEmpty { value[Int.random(in: 0..<value.count, using: &rng)] = alphabet.randomElement(using: &rng)! }
+            var line: [UInt8] = []
+            Array("X-Value".utf8).withUnsafeBufferPointer { name in
+                value.withUnsafeBufferPointer { line.appendFieldLine(name: name, value: $0) }
+            }
+            #expect(line == reference(value), "\(value)")
+        }
+    }
+
     @Test("numeric values")
     func numbers() {
         var headers = HTTPHeaders()
