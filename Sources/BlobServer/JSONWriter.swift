@@ -54,41 +54,53 @@ enum JSONWriter {
 
     /// One blob's metadata object (see PROTOCOL.md, "Metadata object").
     static func appendMetadata(_ metadata: BlobMetadata, into out: inout [UInt8]) {
-        out.append(0x7B)
-        appendKey("identifier", into: &out)
+        // Every PUT answers with one and a listing page holds up to a thousand: constant pieces are
+        // copied as they are and numbers and dates formatted on the stack (as Strings, with every key
+        // escaped, this was 14,000 instructions of a PUT's 100,000).
+        out.reserveCapacity(out.count + 256 + metadata.identifier.utf8.count)
+        appendRaw(#"{"identifier":"#, into: &out)
         appendString(metadata.identifier, into: &out)
-        out.append(0x2C)
-        appendKey("size", into: &out)
-        out.append(contentsOf: String(metadata.size).utf8)
-        out.append(0x2C)
-        appendKey("contentType", into: &out)
-        appendString(metadata.contentType, into: &out)
-        out.append(0x2C)
-        appendKey("etag", into: &out)
-        appendString(metadata.etag.rawValue, into: &out)
-        out.append(0x2C)
-        appendKey("created", into: &out)
-        appendString(HTTPDates.rfc3339(metadata.created), into: &out)
-        out.append(0x2C)
-        appendKey("modified", into: &out)
-        appendString(HTTPDates.rfc3339(metadata.modified), into: &out)
-        out.append(0x2C)
-        appendKey("metadata", into: &out)
-        out.append(0x7B)
-        for (index, (key, value)) in metadata.userMetadata.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { out.append(0x2C) }
-            appendKey(key, into: &out)
-            appendString(value, into: &out)
+        appendRaw(#","size":"#, into: &out)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { scratch in
+            var position = scratch.count
+            var rest = UInt64(clamping: metadata.size)
+            repeat {
+                position -= 1
+                scratch[position] = 0x30 + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[position...]))
+            appendRaw(#","contentType":"#, into: &out)
+            appendString(metadata.contentType, into: &out)
+            appendRaw(#","etag":""#, into: &out)
+            out.append(contentsOf: metadata.etag.rawValue.utf8)  // hex digits: nothing to escape
+            appendRaw(#"","created":""#, into: &out)
+            HTTPDates.writeRFC3339(metadata.created, into: scratch)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.rfc3339Length]))
+            appendRaw(#"","modified":""#, into: &out)
+            HTTPDates.writeRFC3339(metadata.modified, into: scratch)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.rfc3339Length]))
+        }
+        appendRaw(#"","metadata":{"#, into: &out)
+        if !metadata.userMetadata.isEmpty {
+            for (index, (key, value)) in metadata.userMetadata.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { out.append(0x2C) }
+                appendKey(key, into: &out)
+                appendString(value, into: &out)
+            }
         }
         out.append(0x7D)
         if let image = metadata.image {
-            out.append(0x2C)
-            appendKey("image", into: &out)
-            out.append(contentsOf: #"{"format":"#.utf8)
+            appendRaw(#","image":{"format":"#, into: &out)
             appendString(image.format.rawValue, into: &out)
             out.append(contentsOf: #","width":\#(image.width),"height":\#(image.height)}"#.utf8)
         }
         out.append(0x7D)
+    }
+
+    /// Appends a constant piece of JSON as it is.
+    private static func appendRaw(_ piece: StaticString, into out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: piece.utf8Start, count: piece.utf8CodeUnitCount))
     }
 
     /// A metadata object on its own.

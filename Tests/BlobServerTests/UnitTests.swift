@@ -1,4 +1,5 @@
 @testable import BlobServer
+import BlobStore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -59,6 +60,23 @@ struct UnitTests {
     @Test func jsonEscaping() {
         let bytes = JSONWriter.error(code: "x", message: "a\"b\\c\nd\u{1}")
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"error":{"code":"x","message":"a\"b\\c\nd\u0001"}}"#)
+    }
+
+    @Test func metadataJSONIsExactlyTheDocumentedObject() throws {
+        let created = Date(timeIntervalSince1970: 1_700_000_000.123)
+        let modified = Date(timeIntervalSince1970: 1_800_000_000.5)
+        let plain = BlobMetadata(
+            identifier: "a/b \"q\"", size: 0, contentType: "text/plain", etag: ETag(checksum: 0x00ab_cdef_0123_4567),
+            created: created, modified: modified)
+        #expect(String(decoding: JSONWriter.metadata(plain), as: UTF8.self) == #"{"identifier":"a/b \"q\"","size":0,"contentType":"text/plain","etag":"00abcdef01234567","created":"2023-11-14T22:13:20.123Z","modified":"2027-01-15T08:00:00.500Z","metadata":{}}"#)
+        let full = BlobMetadata(
+            identifier: "img", size: Int64.max, contentType: "image/png", etag: ETag(checksum: .max), created: created,
+            modified: created, userMetadata: ["z": "last", "a": "fi\nrst"], image: ImageInfo(format: .png, width: 640, height: 480))
+        let text = String(decoding: JSONWriter.metadata(full), as: UTF8.self)
+        #expect(text == #"{"identifier":"img","size":9223372036854775807,"contentType":"image/png","etag":"ffffffffffffffff","created":"2023-11-14T22:13:20.123Z","modified":"2023-11-14T22:13:20.123Z","metadata":{"a":"fi\nrst","z":"last"},"image":{"format":"png","width":640,"height":480}}"#)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["size"] as? Int64 == Int64.max)
+        #expect((object["metadata"] as? [String: String])?["a"] == "fi\nrst")
     }
 
     @Test func jsonEscapingEveryControlByteAndNonASCII() throws {

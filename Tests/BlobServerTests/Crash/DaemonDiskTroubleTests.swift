@@ -71,6 +71,13 @@ func putTolerant(_ client: RawClient, _ target: String, body: [UInt8]) throws ->
 }
 
 /// Polls `condition` for up to `seconds`.
+/// Bytes an unprivileged writer may still use on the filesystem that holds `path` (-1 if unknown).
+func availableBytes(_ path: String) -> Int64 {
+    var status = statvfs()
+    guard statvfs(path, &status) == 0 else { return -1 }
+    return Int64(status.f_bavail) * Int64(status.f_frsize)
+}
+
 func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
@@ -132,6 +139,9 @@ struct DaemonDiskTroubleTests {
         #expect(response.errorCode == "insufficient_storage")
         #expect(response.text.contains("ENOSPC") || response.text.contains("No space"), "message should name ENOSPC: \(response.text)")
         try expectUnharmed(daemon, root: root, first: first, after: "ENOSPC")
+        // The failed upload's file (an anonymous temp file: no name to wait for) is dropped in the
+        // background, off the event loop, since freeing blocks may wait for the disk.
+        #expect(eventually { availableBytes(mount.path) >= 512 * 1024 }, "the failed upload's space was not freed: \(availableBytes(mount.path)) bytes left")
 
         // Once space is free again (the failed temp file was reclaimed), small puts work.
         let again = try RawClient(path: daemon.socketPath).request("PUT", "/v1/stores/disk/blobs/small", body: Array("ok".utf8))
