@@ -36,6 +36,20 @@ import Testing
         #expect(replay.map { $0.split(separator: "\n")[0] } == ["id: 4", "id: 5"])
     }
 
+    /// Frames are encoded when first needed (a live subscriber, or a replay): the same bytes either way.
+    @Test func framesEncodedLateAreTheFramesALiveSubscriberGot() {
+        let log = EventLog(capacity: 10, firstID: 50)
+        for i in 0..<3 { log.append(change("quiet", "before-\(i)")) }  // nobody listens: not encoded yet
+        let live = log.subscribe(store: "s", after: nil) {}
+        for i in 0..<3 { log.append(change(i == 1 ? "other" : "s", "\(i)")) }
+        let liveFrames = frames(live)
+        let replayed = frames(log.subscribe(store: nil, after: 49) {})
+        #expect(replayed.count == 6)
+        #expect(Array(replayed[3...]).filter { $0.contains("\"store\":\"s\"") } == liveFrames)
+        #expect(replayed[0].hasPrefix("id: 50\nevent: removed\ndata: {\"store\":\"quiet\",\"identifier\":\"before-0\""))
+        #expect(replayed[4].hasPrefix("id: 54\n") && replayed[4].contains("\"other\""))
+    }
+
     @Test func tooOldLastEventIDGetsAGapEventFirst() {
         let log = EventLog(capacity: 3, firstID: 1)
         for i in 0..<10 { log.append(change("s", "\(i)")) }
