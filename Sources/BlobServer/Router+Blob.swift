@@ -88,6 +88,17 @@ extension Router {
         }
     }
 
+    /// Whether a field name starts with `blob-`, in any case.
+    static func hasBlobPrefix(_ name: String) -> Bool {
+        var remaining = "blob-".utf8.makeIterator()
+        for byte in name.utf8 {
+            guard let expected = remaining.next() else { return true }
+            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if lowered != expected { return false }
+        }
+        return remaining.next() == nil
+    }
+
     /// Whether an `If-None-Match` list (`*` or comma-separated, possibly weak, tags) names `etag`.
     static func etagList(_ list: String, matches etag: ETag) -> Bool {
         for item in list.split(separator: ",") {
@@ -108,6 +119,8 @@ extension Router {
         options.condition = try Router.writeCondition(head, allowNoneMatch: true)
         for index in head.headers.indices {
             let field = head.headers[index]
+            // Only `Blob-…` fields matter here; lowercasing every name cost an allocation per field.
+            guard Router.hasBlobPrefix(field.name) else { continue }
             let lower = field.name.lowercased()
             if lower.hasPrefix("blob-meta-") {
                 options.userMetadata[String(lower.dropFirst("blob-meta-".count))] = field.value

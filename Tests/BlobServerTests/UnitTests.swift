@@ -62,6 +62,11 @@ struct UnitTests {
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"error":{"code":"x","message":"a\"b\\c\nd\u0001"}}"#)
     }
 
+    @Test func blobFieldNamesAreRecognisedInAnyCase() {
+        for name in ["Blob-Meta-x", "BLOB-VALIDATE", "blob-", "bLoB-meta-"] { #expect(Router.hasBlobPrefix(name), "\(name)") }
+        for name in ["blob", "Blo", "", "Content-Type", "blobx-meta", "xblob-", "Blob_Meta"] { #expect(!Router.hasBlobPrefix(name), "\(name)") }
+    }
+
     @Test func metadataJSONIsExactlyTheDocumentedObject() throws {
         let created = Date(timeIntervalSince1970: 1_700_000_000.123)
         let modified = Date(timeIntervalSince1970: 1_800_000_000.5)
