@@ -43,6 +43,15 @@ final class TempBlobWriter: @unchecked Sendable {
         }
     }
 
+    /// A writer dropped without ``finish()``, ``discard()`` or ``abandon()`` (a caller's bug, or a
+    /// path that failed between them) still gives back its file: an anonymous one holds a descriptor
+    /// and a place in the store's budget until it is closed. In the background: freeing blocks may
+    /// wait for the disk, and the last release may happen on any thread.
+    deinit {
+        guard let file else { return }
+        core.reclaimQueue.async { file.drop() }
+    }
+
     /// Adds content. Blocking.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }

@@ -166,6 +166,19 @@ import Testing
         #expect(try await store.get("over").count == 100_000)
     }
 
+    @Test(arguments: [true, false]) func aWriterDroppedMidWayGivesBackItsFile(anonymous: Bool) throws {
+        let store = try store("dropped", anonymous: anonymous)
+        do {
+            let writer = try TempBlobWriter(
+                core: store.core, identifier: "half", options: PutOptions(), durable: false, maximumSize: 1 << 30)
+            try Data(repeating: 3, count: 300_000).withUnsafeBytes { try writer.append($0) }  // past the in-memory prefix: a file exists
+            #expect(store.core.anonymousTemps.count == (anonymous ? 1 : 0))
+        }
+        reclaimed(store)
+        #expect(store.core.anonymousTemps.count == 0)
+        #expect(try DirectoryStream.entries(of: store.core.tempPath).isEmpty)
+    }
+
     @Test(arguments: [true, false]) func failedPutsLeaveNoTempFileAndReleaseTheirDescriptors(anonymous: Bool) async throws {
         let store = try store("failed", anonymous: anonymous)
         let stored = try await store.put(Data("v1".utf8), identifier: "m")
