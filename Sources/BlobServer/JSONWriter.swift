@@ -56,7 +56,7 @@ enum JSONWriter {
     static func appendMetadata(_ metadata: BlobMetadata, into out: inout [UInt8]) {
         // Every PUT answers with one and a listing page holds up to a thousand: constant pieces are
         // copied as they are and numbers and dates formatted on the stack (as Strings, with every key
-        // escaped, this was 14,000 instructions of a PUT's 100,000).
+        // escaped, it cost 12,700 more of a PUT's 100,000 instructions).
         out.reserveCapacity(out.count + 256 + metadata.identifier.utf8.count)
         appendRaw(#"{"identifier":"#, into: &out)
         appendString(metadata.identifier, into: &out)
