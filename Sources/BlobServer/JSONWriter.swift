@@ -1,5 +1,6 @@
 import BlobStore
 import Foundation
+import HTTP1
 
 /// Builds the daemon's small JSON documents by hand, so their field names and order are exactly
 /// what docs/PROTOCOL.md says (and no encoder configuration can change them).
@@ -61,33 +62,24 @@ enum JSONWriter {
         appendRaw(#"{"identifier":"#, into: &out)
         appendString(metadata.identifier, into: &out)
         appendRaw(#","size":"#, into: &out)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { scratch in
-            var position = scratch.count
-            var rest = UInt64(clamping: metadata.size)
-            repeat {
-                position -= 1
-                scratch[position] = 0x30 + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[position...]))
-            appendRaw(#","contentType":"#, into: &out)
-            appendString(metadata.contentType, into: &out)
-            appendRaw(#","etag":""#, into: &out)
-            out.append(contentsOf: metadata.etag.rawValue.utf8)  // hex digits: nothing to escape
+        out.appendDecimal(UInt64(clamping: metadata.size))
+        appendRaw(#","contentType":"#, into: &out)
+        appendString(metadata.contentType, into: &out)
+        appendRaw(#","etag":""#, into: &out)
+        out.append(contentsOf: metadata.etag.rawValue.utf8)  // hex digits: nothing to escape
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: HTTPDates.rfc3339Length) { scratch in
             appendRaw(#"","created":""#, into: &out)
             HTTPDates.writeRFC3339(metadata.created, into: scratch)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.rfc3339Length]))
+            out.append(contentsOf: UnsafeBufferPointer(scratch))
             appendRaw(#"","modified":""#, into: &out)
             HTTPDates.writeRFC3339(metadata.modified, into: scratch)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.rfc3339Length]))
+            out.append(contentsOf: UnsafeBufferPointer(scratch))
         }
         appendRaw(#"","metadata":{"#, into: &out)
-        if !metadata.userMetadata.isEmpty {
-            for (index, (key, value)) in metadata.userMetadata.sorted(by: { $0.key < $1.key }).enumerated() {
-                if index > 0 { out.append(0x2C) }
-                appendKey(key, into: &out)
-                appendString(value, into: &out)
-            }
+        for (index, (key, value)) in metadata.userMetadata.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { out.append(0x2C) }
+            appendKey(key, into: &out)
+            appendString(value, into: &out)
         }
         out.append(0x7D)
         if let image = metadata.image {

@@ -68,23 +68,15 @@ public enum FileSystem {
         guard descriptor.rawValue >= 0 else { throw Errno(rawValue: EBADF) }
         // The link's path built on the stack: every relaxed put makes one, and a String costs
         // 2,000 instructions more.
-        try withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { (source) throws(Errno) in
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { (source) throws(Errno) in
             let prefix: StaticString = "/proc/self/fd/"
-            var position = 0
-            for index in 0..<prefix.utf8CodeUnitCount {
-                source[position] = CChar(bitPattern: prefix.utf8Start[index])
-                position += 1
+            let base = source.baseAddress!
+            base.initialize(from: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+            let end = prefix.utf8CodeUnitCount + DecimalDigits.write(Int(descriptor.rawValue), to: base + prefix.utf8CodeUnitCount)
+            base[end] = 0
+            _ = try UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: end + 1) { path throws(Errno) in
+                try retryingOnInterrupt { linkat(AT_FDCWD, path, AT_FDCWD, newName, AT_SYMLINK_FOLLOW) }
             }
-            var digits = 1
-            var rest = Int(descriptor.rawValue) / 10
-            while rest > 0 { digits += 1; rest /= 10 }
-            rest = Int(descriptor.rawValue)
-            for offset in stride(from: digits - 1, through: 0, by: -1) {
-                source[position + offset] = CChar(UInt8(ascii: "0") + UInt8(rest % 10))
-                rest /= 10
-            }
-            source[position + digits] = 0
-            _ = try retryingOnInterrupt { linkat(AT_FDCWD, source.baseAddress!, AT_FDCWD, newName, AT_SYMLINK_FOLLOW) }
         }
     }
 

@@ -29,64 +29,46 @@ enum FileNameCoding {
 
     /// The file name for a valid identifier.
     static func name(for identifier: String) -> String {
-        // Every read maps a name: most identifiers need no escape and are their own file name.
-        let plain = identifier.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.count <= maximumPlainLength && !bytes.indices.contains { needsEscape(bytes[$0], atStart: $0 == 0) }
+        let original = identifier
+        var identifier = identifier
+        return identifier.withUTF8 { bytes -> String in
+            var escapes = 0
+            for index in bytes.indices where needsEscape(bytes[index], atStart: index == 0) { escapes &+= 1 }
+            let length = bytes.count &+ 2 &* escapes
+            // Every read maps a name: most identifiers need no escape and are their own file name.
+            if escapes == 0, length <= maximumPlainLength { return original }
+            // Identifiers with `/` are common (`photos/cats/tom.png`): written straight into the String's
+            // storage, where appending to an array byte by byte cost 65 instructions a byte per read.
+            if length <= maximumPlainLength { return String(unsafeUninitializedCapacity: length) { escape(bytes, into: $0).count } }
+            var out = [UInt8](repeating: 0, count: length)
+            let cut = out.withUnsafeMutableBufferPointer { escape(bytes, into: $0).safeCut }
+            out.removeSubrange(cut...)
+            out.append(0x7E)
+            out.append(contentsOf: ETag(checksum: XXH64.hash(UnsafeRawBufferPointer(bytes))).rawValue.utf8)
+            return String(decoding: out, as: UTF8.self)
         }
-        if plain == true { return identifier }
-        if let escaped = escapedIfShort(identifier) { return escaped }
-        var out: [UInt8] = []
-        out.reserveCapacity(identifier.utf8.count + 8)
-        var lastSafeCut = 0
-        var index = 0
-        for byte in identifier.utf8 {
-            // A cut is safe before any byte that starts a UTF-8 sequence.
-            if byte & 0xC0 != 0x80, out.count <= hashedPrefixLength { lastSafeCut = out.count }
-            if needsEscape(byte, atStart: index == 0) {
-                out.append(0x25)
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xF)])
-            } else {
-                out.append(byte)
-            }
-            index += 1
-        }
-        if out.count <= maximumPlainLength { return String(decoding: out, as: UTF8.self) }
-        out.removeSubrange(lastSafeCut...)
-        out.append(0x7E)
-        var whole = identifier
-        let hash = whole.withUTF8 { XXH64.hash(UnsafeRawBufferPointer($0)) }
-        out.append(contentsOf: ETag(checksum: hash).rawValue.utf8)
-        return String(decoding: out, as: UTF8.self)
     }
 
-    /// The escaped identifier written straight into a new String's storage, or `nil` if it would be
-    /// longer than ``maximumPlainLength`` (and needs the hashed form). Identifiers with `/` are common
-    /// (`photos/cats/tom.png`), and appending to an array byte by byte cost 65 instructions a byte on
-    /// every read of one.
-    private static func escapedIfShort(_ identifier: String) -> String? {
-        var identifier = identifier
-        return identifier.withUTF8 { bytes -> String? in
-            var length = bytes.count
-            for index in bytes.indices where needsEscape(bytes[index], atStart: index == 0) { length &+= 2 }
-            guard length <= maximumPlainLength else { return nil }
-            return String(unsafeUninitializedCapacity: length) { out in
-                var position = 0
-                for index in bytes.indices {
-                    let byte = bytes[index]
-                    if needsEscape(byte, atStart: index == 0) {
-                        out[position] = 0x25
-                        out[position &+ 1] = hexDigits[Int(byte >> 4)]
-                        out[position &+ 2] = hexDigits[Int(byte & 0xF)]
-                        position &+= 3
-                    } else {
-                        out[position] = byte
-                        position &+= 1
-                    }
-                }
-                return position
+    /// Writes the escaped form of `bytes` into `out` (room for all of it); returns its length and the
+    /// longest prefix of at most ``hashedPrefixLength`` bytes that a long name may keep: one that ends
+    /// before a byte starting a UTF-8 sequence, so it never splits a character or an escape.
+    private static func escape(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> (count: Int, safeCut: Int) {
+        var position = 0
+        var safeCut = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte & 0xC0 != 0x80, position <= hashedPrefixLength { safeCut = position }
+            if needsEscape(byte, atStart: index == 0) {
+                out[position] = 0x25
+                out[position &+ 1] = hexDigits[Int(byte >> 4)]
+                out[position &+ 2] = hexDigits[Int(byte & 0xF)]
+                position &+= 3
+            } else {
+                out[position] = byte
+                position &+= 1
             }
         }
+        return (position, safeCut)
     }
 
     /// Reads a file name back.

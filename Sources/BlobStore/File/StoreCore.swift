@@ -84,10 +84,10 @@ final class StoreCore: @unchecked Sendable {
     /// Cleared for good when this filesystem refuses `renameat2(RENAME_NOREPLACE)`, so relaxed puts
     /// look their blob up before the barrier instead of claiming its name first (``claimsNameFirst(_:)``).
     let noReplaceRenames = Atomic<Bool>(true)
-    /// Whether relaxed puts write anonymous temp files (``TempFile``): set at open if this kernel and
-    /// filesystem can create one and link it (probed in the temp folder), cleared for good if a later
-    /// create is refused.
-    let anonymousTempFiles: Atomic<Bool>
+    /// Whether relaxed puts write anonymous temp files (``TempFile``): not known (0) until the first
+    /// relaxed put needs a file, then probed once (1: they work, 2: they do not); see
+    /// ``anonymousTempFilesWork()``. Durable stores, and stores only read, never probe.
+    private let anonymousTempState = Atomic<UInt8>(0)
     /// The anonymous temp files open now, and how many may be (see ``AnonymousTempBudget``).
     let anonymousTemps = AnonymousTempBudget(limit: 256)
     /// How many times a commit read the stored version of a blob it changes (observability and tests).
@@ -139,7 +139,6 @@ final class StoreCore: @unchecked Sendable {
             try io("create folder", path) { try FileSystem.makeDirectory(path) }
         }
         lockDescriptor = try StoreCore.lock(storePath + "/.lock")
-        anonymousTempFiles = Atomic(StoreCore.anonymousFilesWork(in: tempPath))
         do {
             var map: BucketMap
             if let text = try? String(contentsOfFile: manifestPath, encoding: .utf8) {
@@ -170,6 +169,25 @@ final class StoreCore: @unchecked Sendable {
     }
 
     deinit { try? lockDescriptor.close() }
+
+    /// Whether relaxed puts may write anonymous temp files here. The first call probes the temp folder
+    /// (concurrent first calls may each probe; they agree); after a refusal, always `false`.
+    func anonymousTempFilesWork() -> Bool {
+        switch anonymousTempState.load(ordering: .relaxed) {
+        case 1: return true
+        case 2: return false
+        default:
+            let works = StoreCore.anonymousFilesWork(in: tempPath)
+            _ = anonymousTempState.compareExchange(expected: 0, desired: works ? 1 : 2, ordering: .relaxed)
+            return anonymousTempState.load(ordering: .relaxed) == 1
+        }
+    }
+
+    /// Relaxed puts write named temp files from now on (a create was refused; tests).
+    func refuseAnonymousTempFiles() { anonymousTempState.store(2, ordering: .relaxed) }
+
+    /// Whether ``anonymousTempFilesWork()`` has decided yet (tests).
+    var anonymousTempFilesProbed: Bool { anonymousTempState.load(ordering: .relaxed) != 0 }
 
     /// Whether a file created with no name in `folder` can be linked under a name there (needs
     /// `O_TMPFILE` support and a mounted `/proc`). Leaves nothing behind; a crash in between leaves an
@@ -262,7 +280,6 @@ final class StoreCore: @unchecked Sendable {
     /// Written straight into the String's storage: every read builds one, and five `String` appends
     /// cost 1,600 instructions, a twentieth of what blobd does for a GET.
     func path(of identifier: String, inBucket bucket: Int) -> String {
-        precondition(bucket >= 0, "bucket numbers are positive")
         var fileName = FileNameCoding.name(for: identifier)
         var base = bucketsPath
         return base.withUTF8 { base in
@@ -277,15 +294,7 @@ final class StoreCore: @unchecked Sendable {
                     copy(base)
                     out[position] = UInt8(ascii: "/")
                     position += 1
-                    var digits = 1
-                    var rest = bucket / 10
-                    while rest > 0 { digits += 1; rest /= 10 }
-                    rest = bucket
-                    for offset in stride(from: digits - 1, through: 0, by: -1) {
-                        out[position + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
-                        rest /= 10
-                    }
-                    position += digits
+                    position += DecimalDigits.write(bucket, to: out.baseAddress! + position)
                     out[position] = UInt8(ascii: "/")
                     position += 1
                     copy(name)

@@ -166,13 +166,13 @@ final class TempBlobWriter: @unchecked Sendable {
     /// Creates the temp file: anonymous for a relaxed put where the store can (see ``TempFile``), named otherwise.
     private func openFile() throws {
         let path = tempPath
-        if !durable, core.anonymousTempFiles.load(ordering: .relaxed), core.anonymousTemps.reserve() {
+        if !durable, core.anonymousTempFilesWork(), core.anonymousTemps.reserve() {
             do throws(Errno) {
                 file = try TempFile.anonymous(in: core.tempPath, path: path, budget: core.anonymousTemps)
                 return
             } catch where error.rawValue == EOPNOTSUPP || error.rawValue == EISDIR {
                 core.anonymousTemps.release()
-                core.anonymousTempFiles.store(false, ordering: .relaxed)  // named files from now on
+                core.refuseAnonymousTempFiles()  // named files from now on
             } catch {
                 core.anonymousTemps.release()
                 throw BlobStoreError.io(operation: "create temp file", path: path, errno: error)

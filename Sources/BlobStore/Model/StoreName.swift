@@ -13,12 +13,9 @@ public enum StoreName {
         if bytes.count > maximumLength { return "a store name is at most \(maximumLength) characters (this one has \(bytes.count))" }
         func isLowerAlphanumeric(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) }
         if !isLowerAlphanumeric(first) { return "a store name must start with a lowercase letter or digit" }
-        var offset = 0
-        for byte in bytes {
-            if offset > 0, !(isLowerAlphanumeric(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D) {
-                return "a store name may contain only a-z, 0-9, '.', '_' and '-' (character \(offset + 1) is not allowed)"
-            }
-            offset += 1
+        for (offset, byte) in bytes.enumerated().dropFirst()
+        where !(isLowerAlphanumeric(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D) {
+            return "a store name may contain only a-z, 0-9, '.', '_' and '-' (character \(offset + 1) is not allowed)"
         }
         return nil
     }

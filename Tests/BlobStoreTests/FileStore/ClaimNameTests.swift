@@ -18,9 +18,8 @@ import Testing
     {
         let store = try PersistentDataStore(
             name: name, root: root.url, configuration: StoreConfiguration(durability: durability, bucketCapacity: capacity))
-        let supported = store.core.anonymousTempFiles.load(ordering: .relaxed)
-        #expect(supported, "this filesystem cannot create anonymous files")
-        if !anonymous { store.core.anonymousTempFiles.store(false, ordering: .relaxed) }
+        #expect(store.core.anonymousTempFilesWork(), "this filesystem cannot create anonymous files")
+        if !anonymous { store.core.refuseAnonymousTempFiles() }
         return store
     }
 
@@ -151,6 +150,20 @@ import Testing
             #expect(try DirectoryStream.entries(of: store.core.tempPath).isEmpty)
             #expect(try await store.get(store === relaxed ? "r" : store === durable ? "d" : "f").count == 100_000)
         }
+    }
+
+    /// The probe runs when the first relaxed put needs a file, not when a store opens: durable stores
+    /// and stores that are only read never write in the temp folder for it.
+    @Test func onlyARelaxedPutProbesForAnonymousFiles() async throws {
+        let durable = try PersistentDataStore(name: "probe-durable", root: root.url, configuration: StoreConfiguration(durability: .durable))
+        try await durable.put(Data("d".utf8), identifier: "d")
+        #expect(!durable.core.anonymousTempFilesProbed)
+        let relaxed = try PersistentDataStore(name: "probe-relaxed", root: root.url, configuration: StoreConfiguration(durability: .relaxed))
+        _ = try? await relaxed.get("absent")
+        #expect(!relaxed.core.anonymousTempFilesProbed)
+        try await relaxed.put(Data("r".utf8), identifier: "r")
+        #expect(relaxed.core.anonymousTempFilesProbed)
+        #expect(try DirectoryStream.entries(of: relaxed.core.tempPath).isEmpty, "the probe left its file behind")
     }
 
     @Test func pastTheLimitOfOpenAnonymousFilesPutsWriteNamedOnes() async throws {
