@@ -512,7 +512,7 @@ extension StoreCore {
 
     // MARK: - Splitting buckets
 
-    /// Splits the bucket at `index` at its median identifier. Runs inside the barrier.
+    /// Splits the bucket at `index` in two (where: ``BucketMap/cutIndex(count:median:)``). Runs inside the barrier.
     ///
     /// Crash-safe: the manifest records the split as pending before any file moves, so an
     /// interrupted split is finished when the store next opens.
@@ -520,7 +520,7 @@ extension StoreCore {
         let old = confined.map.buckets[index]
         let entries = try entries(ofBucketFolder: bucketPath(old.number))
         guard entries.count >= 2 else { return }
-        let bound = entries[entries.count / 2].identifier
+        let bound = entries[BucketMap.cutIndex(count: entries.count, median: entries[entries.count / 2].identifier)].identifier
         var map = confined.map
         let new = map.split(bucketAt: index, at: bound)
         try io("create folder", bucketPath(new.number)) { try FileSystem.makeDirectory(bucketPath(new.number)) }

@@ -90,6 +90,42 @@ import Testing
         #expect(try await store.verify().isClean)
     }
 
+    @Test func cutsFallInTheMiddleHalfSpreadOverItAndRepeatable() {
+        for count in [2, 3, 5, 9, 17, 8193] {
+            var seen = Set<Int>()
+            for _ in 0..<400 {
+                let median = (0..<16).map { _ in UInt8.random(in: 0...255) }
+                let cut = BucketMap.cutIndex(count: count, median: median)
+                #expect(cut >= 1 && cut < count, "count \(count): cut \(cut) would leave a half empty")
+                #expect(cut >= count / 4 && cut < max(count / 4 + count / 2, 1) || count < 4, "count \(count): cut \(cut) outside the middle half")
+                #expect(BucketMap.cutIndex(count: count, median: median) == cut)
+                seen.insert(cut)
+            }
+            if count == 8193 {
+                // Spread over the middle half, not bunched at the median: every eighth of the range is hit.
+                let eighths = Set(seen.map { ($0 - count / 4) * 8 / (count / 2) })
+                #expect(eighths == Set(0..<8), "cuts of 400 splits fell in eighths \(eighths.sorted())")
+            }
+        }
+    }
+
+    @Test func fullBucketsAreNotAllCutAtTheirMedian() async throws {
+        // Buckets cut in equal halves by evenly spread identifiers refill in step and split in waves
+        // (BucketMap.cutIndex); 17 blobs in a bucket of capacity 16 would always split 8 + 9.
+        var lowerSizes: [Int] = []
+        for run in 0..<12 {
+            let store = try store("cut\(run)", capacity: 16)
+            for _ in 0..<17 { try await store.put(Data([1]), identifier: UUID().uuidString) }
+            let buckets = store.core.queue.sync { store.core.confined.map.buckets }
+            #expect(buckets.count == 2)
+            let sizes = try buckets.map { try DirectoryStream.entries(of: store.folderURL.path + "/b/\($0.number)").count }
+            #expect(sizes.reduce(0, +) == 17)
+            #expect(sizes[0] >= 4 && sizes[0] < 13, "lower half of \(sizes[0]) outside the middle half")
+            lowerSizes.append(sizes[0])
+        }
+        #expect(Set(lowerSizes).count > 1, "every split cut at the same place: \(lowerSizes)")
+    }
+
     @Test func reopeningFindsEverythingWithoutScanning() async throws {
         let root = self.root
         do {
