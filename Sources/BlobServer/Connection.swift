@@ -47,6 +47,8 @@ final class Connection {
     var outOffset = 0
     /// A file body to `sendfile` after `out`.
     var file: Response.FileBody?
+    /// The socket's send buffer was enlarged for a large body (done once per connection).
+    var sendBufferRaised = false
     /// Whether finishing the write ends the current request (false for `100 Continue`).
     var responseQueued = false
     var closeAfterResponse = false

@@ -36,6 +36,14 @@ final class EventLoop: @unchecked Sendable {
     /// Event bits after which the socket will never raise another input edge.
     private static let endOfInput: Epoll.Events = [.peerClosed, .hangUp, .error]
     private static let sendFileChunk = 1 << 20
+    /// File bodies larger than this get a larger socket send buffer (``largeBodySendBuffer``).
+    static let largeBody: Int64 = 256 << 10
+    /// The send buffer asked for when a large body is about to go out. With the default (208 KiB,
+    /// `net.core.wmem_default`), a 1 MiB body leaves in about 8 `sendfile`s, each followed by an
+    /// `EPOLLOUT` wake-up once the client has read; a buffer the size of the body (which Linux
+    /// doubles, up to twice `net.core.wmem_max`) lets most of it go in one. Asked only for large
+    /// bodies: the buffer is a limit, and a client that stops reading holds that much kernel memory.
+    static let largeBodySendBuffer: Int32 = 1 << 20
     /// A streaming client that lets this much output pile up is too slow and is dropped.
     private static let streamBacklogLimit = 4 << 20
     /// Connections in state `streaming` (they get heartbeats).
@@ -287,6 +295,10 @@ final class EventLoop: @unchecked Sendable {
         response.serialize(version: c.version, close: closing, into: &c.out)
         c.file = response.omitBody ? nil : response.file
         if response.omitBody { response.file?.handle.close() }
+        if let file = c.file, file.count > EventLoop.largeBody, !c.sendBufferRaised {
+            c.sendBufferRaised = true
+            try? c.socket.setSendBufferSize(EventLoop.largeBodySendBuffer)  // only an optimisation
+        }
         c.closeAfterResponse = closing
         c.responseQueued = true
         c.state = .waiting

@@ -145,6 +145,21 @@ extension FileDescriptor {
         }
     }
 
+    /// Asks for a socket send buffer of `bytes` (`SO_SNDBUF`). Linux doubles the value for its
+    /// bookkeeping and caps it at twice `net.core.wmem_max`; ``sendBufferSize()`` reads back what it set.
+    public func setSendBufferSize(_ bytes: Int32) throws(Errno) {
+        var value = bytes
+        _ = try retryingOnInterrupt { setsockopt(rawValue, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<Int32>.size)) }
+    }
+
+    /// The socket's send buffer size (`SO_SNDBUF`, as the kernel accounts it).
+    public func sendBufferSize() throws(Errno) -> Int32 {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        _ = try retryingOnInterrupt { getsockopt(rawValue, SOL_SOCKET, SO_SNDBUF, &value, &length) }
+        return value
+    }
+
     /// Sets or clears `O_NONBLOCK`.
     public func setNonBlocking(_ enabled: Bool) throws(Errno) {
         let flags = try retryingOnInterrupt { fcntl(rawValue, F_GETFL) }

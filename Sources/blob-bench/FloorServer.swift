@@ -55,6 +55,8 @@ enum FloorServer {
                 try? socket.close()
                 continue
             }
+            // As blobd does before a large body (EventLoop.largeBodySendBuffer): fewer sendfile rounds per MiB.
+            try? socket.setSendBufferSize(1 << 20)
             // The table slot is written before the loop can see the descriptor (epoll_ctl is the hand-off).
             table[Int(socket.rawValue)].reset()
             try loops[next].add(socket, events: [.readable, .writable, .peerClosed, .edgeTriggered], token: UInt64(socket.rawValue))

@@ -214,3 +214,46 @@ final class RawClient {
         return nil
     }
 }
+
+/// The kernel's view of the daemon's side of a connection, read with `ss` (iproute2): the socket
+/// options of another process's socket cannot be read from here.
+enum SocketMemory {
+    static let ssPath = ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss", "/sbin/ss"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var skipReason: String? { ssPath == nil ? "`ss` (iproute2) not installed: cannot read the daemon's socket buffers" : nil }
+    /// `net.core.wmem_max`: the largest send buffer an unprivileged process may ask for.
+    static var wmemMax: Int? {
+        (try? String(contentsOfFile: "/proc/sys/net/core/wmem_max", encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// The send buffer (`tb` in `ss -m`) of the socket whose peer is `clientSocket`: the daemon's end.
+    static func daemonSendBuffer(peerOf clientSocket: FileDescriptor) throws -> Int {
+        var status = stat()
+        guard fstat(clientSocket.rawValue, &status) == 0 else { throw HarnessError("fstat of the client socket failed") }
+        let inode = String(status.st_ino)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ssPath!)
+        process.arguments = ["-x", "-m", "-n"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // "u_str ESTAB 0 0 /path/blobd.sock 1234 * 1235 skmem:(r0,rb212992,t0,tb212992,...)": the
+        // daemon's end has the client's inode as its peer (the field after "*").
+        // ss puts skmem on a continuation line (indented) in some versions: join those first.
+        var lines: [String] = []
+        for line in output.split(separator: "\n") {
+            if line.first?.isWhitespace == true, !lines.isEmpty { lines[lines.count - 1] += " " + line } else { lines.append(String(line)) }
+        }
+        for line in lines {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard let star = fields.lastIndex(of: "*"), star + 1 < fields.count, fields[star + 1] == inode,
+                let memory = fields.first(where: { $0.hasPrefix("skmem:(") })
+            else { continue }
+            for item in memory.dropFirst("skmem:(".count).dropLast().split(separator: ",") where item.hasPrefix("tb") {
+                if let value = Int(item.dropFirst(2)) { return value }
+            }
+        }
+        throw HarnessError("no socket with peer inode \(inode) in `ss -xmn` output:\n\(output)")
+    }
+}

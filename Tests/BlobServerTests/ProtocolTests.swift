@@ -33,6 +33,23 @@ struct ProtocolTests {
         #expect(try client.request("GET", "/v1/health").status == 200)
     }
 
+    @Test(.enabled(if: SocketMemory.skipReason == nil, "\(SocketMemory.skipReason ?? "")"))
+    func largeBodiesGetALargerSendBufferOnlyOnTheirConnection() throws {
+        let daemon = try DaemonProcess()
+        let large = try daemon.connect(), small = try daemon.connect()
+        let content = randomBytes(1 << 20)
+        #expect(try large.request("PUT", "/v1/stores/buf/blobs/large", body: content).status == 201)
+        #expect(try small.request("PUT", "/v1/stores/buf/blobs/small", body: randomBytes(4096)).status == 201)
+        let before = try SocketMemory.daemonSendBuffer(peerOf: large.fd)
+        #expect(try large.request("GET", "/v1/stores/buf/blobs/large").body == content)
+        #expect(try small.request("GET", "/v1/stores/buf/blobs/small").status == 200)
+        // Linux doubles what is asked (1 MiB) and caps it at twice net.core.wmem_max.
+        let raised = min(2 << 20, 2 * (SocketMemory.wmemMax ?? Int.max))
+        #expect(try SocketMemory.daemonSendBuffer(peerOf: large.fd) == raised, "before the GET: \(before)")
+        #expect(try SocketMemory.daemonSendBuffer(peerOf: small.fd) == before)
+        #expect(before < raised)
+    }
+
     @Test func metadataHeadersRoundTrip() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.connect()

@@ -14,6 +14,20 @@ import Glibc
         try FileSystem.makeDirectories(folder)
     }
 
+    @Test func sendBufferSizeIsSetAndReadBackAsTheKernelAccountsIt() throws {
+        let path = folder + "/b.sock"
+        let listener = try UnixSocket.listen(path: path)
+        defer { try? listener.close() }
+        let client = try UnixSocket.connect(path: path)
+        defer { try? client.close() }
+        let before = try client.sendBufferSize()
+        try client.setSendBufferSize(64 * 1024)
+        // Linux doubles the request for its bookkeeping.
+        #expect(try client.sendBufferSize() == 128 * 1024)
+        #expect(before != 128 * 1024)
+        #expect(throws: Errno.self) { try FileDescriptor(rawValue: -1).setSendBufferSize(4096) }
+    }
+
     @Test func listenerIsOwnerOnlyAndServesAConnectionWithPeerCredentials() throws {
         let path = folder + "/s.sock"
         let listener = try UnixSocket.listen(path: path)
