@@ -484,7 +484,7 @@ extension StoreCore {
     }
 
     private func rewriteHeader(_ header: BlobHeader, of temp: TempFile, durable: Bool) throws {
-        try io("write", temp.path) {
+        try io("write", temp.location) {
             try temp.withWritableDescriptor { fd in
                 try header.encoded().withUnsafeBytes { raw in try fd.writeAll(toAbsoluteOffset: 0, raw) }
                 if durable { try fd.dataSync() }

@@ -324,6 +324,6 @@ private let uniqueNameCounter = Atomic<UInt64>(0)
 
 /// Maps an `Errno` from a system call to ``BlobStoreError/io(operation:path:errno:)``, naming the operation and path.
 @inline(__always)
-func io<T>(_ operation: String, _ path: String, _ body: () throws -> T) throws -> T {
-    do { return try body() } catch let error as Errno { throw BlobStoreError.io(operation: operation, path: path, errno: error) }
+func io<T>(_ operation: String, _ path: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as Errno { throw BlobStoreError.io(operation: operation, path: path(), errno: error) }
 }

@@ -22,6 +22,8 @@ final class TempBlobWriter: @unchecked Sendable {
     private var file: TempFile?
     /// The temp file's name (see ``TempFile/path``).
     let tempPath: String
+    /// Where errors say the temp file is (see ``TempFile/location``).
+    private var tempLocation: String { file?.location ?? tempPath }
     private let modified = Date().nanosecondsSince1970
 
     /// Checks a write condition early (a conditional put that cannot succeed fails before its content
@@ -84,7 +86,7 @@ final class TempBlobWriter: @unchecked Sendable {
                 try validateRecordFromFile()
             }
             let bytes = header.encoded()
-            try io("write", tempPath) {
+            try io("write", tempLocation) {
                 try bytes.withUnsafeBytes { raw in try file!.descriptor!.writeAll(toAbsoluteOffset: 0, raw) }
             }
             self.header = header
@@ -102,7 +104,7 @@ final class TempBlobWriter: @unchecked Sendable {
             try bytes.withUnsafeBytes { try write($0) }
             self.header = header
         }
-        try io("close", tempPath) { try file!.written() }
+        try io("close", tempLocation) { try file!.written() }
         let prepared = PreparedPut(identifier: identifier, temp: file!, header: header!, condition: options.condition, durable: durable)
         file = nil  // the prepared put owns it now
         return prepared
@@ -155,7 +157,7 @@ final class TempBlobWriter: @unchecked Sendable {
         }
         let offset = Int64(header!.encodedLength)
         var data = Data(count: Int(size))
-        _ = try io("read", tempPath) {
+        _ = try io("read", tempLocation) {
             try data.withUnsafeMutableBytes { raw in try file!.descriptor!.readFully(fromAbsoluteOffset: offset, into: raw) }
         }
         if let reason = RecordValidation.violation(in: data) {
@@ -175,14 +177,14 @@ final class TempBlobWriter: @unchecked Sendable {
                 core.refuseAnonymousTempFiles()  // named files from now on
             } catch {
                 core.anonymousTemps.release()
-                throw BlobStoreError.io(operation: "create temp file", path: path, errno: error)
+                throw BlobStoreError.io(operation: "create temp file", path: TempFile.location(path: path, anonymous: true), errno: error)
             }
         }
         file = try io("create temp file", path) { try TempFile.named(at: path) }
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try io("write", tempPath) { try file!.descriptor!.writeAll(bytes) }
+        try io("write", tempLocation) { try file!.descriptor!.writeAll(bytes) }
     }
 }
 

@@ -27,6 +27,16 @@ struct TempFile: Sendable {
     /// Whether the file has no name until it is published.
     var isAnonymous: Bool { budget != nil }
 
+    /// Where the file is, for error messages: its path, or for an anonymous file (which has no entry
+    /// at ``path`` to look for) its folder, so that a message names something that exists.
+    var location: String { TempFile.location(path: path, anonymous: isAnonymous) }
+
+    /// ``location`` of a file at `path` of either kind.
+    static func location(path: String, anonymous: Bool) -> String {
+        guard anonymous, let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[..<slash]) + "/ (an unnamed temp file)"
+    }
+
     /// A named file, created at `path` (exclusive).
     static func named(at path: String) throws(Errno) -> TempFile {
         let descriptor = try FileDescriptor.open(path, [.readWrite, .create, .exclusive], permissions: 0o644)

@@ -102,6 +102,8 @@ final class CrashDaemon {
     private(set) var process: Process?
     /// A program and arguments to run blobd through (blobd's path and arguments follow), e.g. a shell that sets limits.
     var wrapper: [String] = []
+    /// `--durability` (durable unless a test needs relaxed puts, which write anonymous temp files).
+    var durability = "durable"
 
     init(root: String, socketPath: String, logPath: String) {
         self.root = root
@@ -112,7 +114,7 @@ final class CrashDaemon {
 
     func start() throws {
         let process = Process()
-        let arguments = ["--root", root, "--socket", socketPath, "--durability", "durable", "--log-level", "error"]
+        let arguments = ["--root", root, "--socket", socketPath, "--durability", durability, "--log-level", "error"]
         if let program = wrapper.first {
             process.executableURL = URL(fileURLWithPath: program)
             process.arguments = Array(wrapper.dropFirst()) + [BlobdBinary.url!.path] + arguments

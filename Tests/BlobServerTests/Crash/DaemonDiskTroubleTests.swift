@@ -92,8 +92,9 @@ struct DaemonDiskTroubleTests {
     static let blob = "/v1/stores/disk/blobs/doc"
 
     /// Starts blobd on `root` (optionally under a shell that sets RLIMIT_FSIZE and ignores SIGXFSZ).
-    func startDaemon(folder: TempFolder, root: String, fileSizeLimitBlocks: Int? = nil) throws -> CrashDaemon {
+    func startDaemon(folder: TempFolder, root: String, fileSizeLimitBlocks: Int? = nil, durability: String = "durable") throws -> CrashDaemon {
         let daemon = CrashDaemon(root: root, socketPath: folder.path + "/run/blobd.sock", logPath: folder.path + "/blobd.log")
+        daemon.durability = durability
         if let blocks = fileSizeLimitBlocks {
             // `exec` keeps the pid; SIGXFSZ ignored is inherited, so writes past the limit fail with EFBIG.
             daemon.wrapper = ["/bin/sh", "-c", "trap '' XFSZ; ulimit -f \(blocks) && exec \"$0\" \"$@\""]
@@ -139,8 +140,8 @@ struct DaemonDiskTroubleTests {
         #expect(response.errorCode == "insufficient_storage")
         #expect(response.text.contains("ENOSPC") || response.text.contains("No space"), "message should name ENOSPC: \(response.text)")
         try expectUnharmed(daemon, root: root, first: first, after: "ENOSPC")
-        // The failed upload's file (an anonymous temp file: no name to wait for) is dropped in the
-        // background, off the event loop, since freeing blocks may wait for the disk.
+        // The failed upload's file is dropped in the background, off the event loop, since freeing
+        // blocks may wait for the disk: wait for the space, which is what the next put needs.
         #expect(eventually { availableBytes(mount.path) >= 512 * 1024 }, "the failed upload's space was not freed: \(availableBytes(mount.path)) bytes left")
 
         // Once space is free again (the failed temp file was reclaimed), small puts work.
@@ -149,11 +150,14 @@ struct DaemonDiskTroubleTests {
         #expect(daemon.stop() == 0)
     }
 
-    @Test func fileSizeLimitGivesEFBIGAndKeepsThePreviousVersion() throws {
+    /// Durable puts write named temp files, relaxed ones anonymous files (docs/STORAGE.md); the error
+    /// names the file either way — by its folder when it has no name.
+    @Test(arguments: ["durable", "relaxed"])
+    func fileSizeLimitGivesEFBIGAndKeepsThePreviousVersion(durability: String) throws {
         let folder = TempFolder()
         let root = folder.path + "/root"
         // 2048 blocks: 1 MiB under dash (512-byte blocks), 2 MiB under bash (1 KiB blocks).
-        let daemon = try startDaemon(folder: folder, root: root, fileSizeLimitBlocks: 2048)
+        let daemon = try startDaemon(folder: folder, root: root, fileSizeLimitBlocks: 2048, durability: durability)
         defer { daemon.kill9() }
         let client = try RawClient(path: daemon.socketPath)
         let first = try storeFirstVersion(client)
@@ -165,6 +169,8 @@ struct DaemonDiskTroubleTests {
         #expect(response.status == 500, "PUT past RLIMIT_FSIZE: \(response.status) \(response.text)")
         #expect(response.errorCode == "io_error")
         #expect(response.text.contains("EFBIG") || response.text.contains("too large"), "message should name EFBIG: \(response.text)")
+        let file = durability == "durable" ? "/disk/tmp/put-" : "/disk/tmp/ (an unnamed temp file)"
+        #expect(response.text.contains(root + file), "message should name the temp file as \(file): \(response.text)")
         try expectUnharmed(daemon, root: root, first: first, after: "EFBIG")
         #expect(daemon.stop() == 0)
     }
