@@ -59,7 +59,9 @@ struct BucketMap: Equatable, Sendable {
         return bucket
     }
 
-    /// Where to cut a full bucket whose sorted identifiers number `count` (at least 2): the index of
+    /// Where to cut a full bucket whose sorted identifiers number `count` (at least 2), unless the put
+    /// that overfilled it brought its largest identifier (then the store cuts just below that one; see
+    /// `StoreCore.split`): the index of
     /// the first identifier that moves to the new bucket, somewhere in the middle half, chosen by a
     /// hash of the `median` identifier (deterministic, but different for every split).
     ///

@@ -433,7 +433,7 @@ extension StoreCore {
             if claimed {
                 // A new blob: its header's `created` is its `modified` already.
                 touched.insert(folder)
-                try addedBlob(bucketAt: bucketIndex, size: put.header.size, touched: &touched)
+                try addedBlob(put.identifier, bucketAt: bucketIndex, size: put.header.size, touched: &touched)
                 return put.header.metadata
             }
         }
@@ -469,17 +469,17 @@ extension StoreCore {
         if case .present(let old) = existing {
             adjustStatistics(count: 0, bytes: header.size - old.size)
         } else {
-            try addedBlob(bucketAt: bucketIndex, size: header.size, touched: &touched)
+            try addedBlob(put.identifier, bucketAt: bucketIndex, size: header.size, touched: &touched)
         }
         return header.metadata
     }
 
-    /// Counts a blob new to the bucket at `bucketIndex` and splits the bucket if it is now over capacity.
-    private func addedBlob(bucketAt bucketIndex: Int, size: Int64, touched: inout Set<String>) throws {
+    /// Counts `identifier`, a blob new to the bucket at `bucketIndex`, and splits the bucket if it is now over capacity.
+    private func addedBlob(_ identifier: String, bucketAt bucketIndex: Int, size: Int64, touched: inout Set<String>) throws {
         adjustStatistics(count: 1, bytes: size)
         adjustCount(bucketAt: bucketIndex, by: 1)
         if let count = confined.counts[confined.map.buckets[bucketIndex].number], count > bucketCapacity {
-            try split(bucketAt: bucketIndex, touched: &touched)
+            try split(bucketAt: bucketIndex, after: identifier, touched: &touched)
         }
     }
 
@@ -512,15 +512,24 @@ extension StoreCore {
 
     // MARK: - Splitting buckets
 
-    /// Splits the bucket at `index` in two (where: ``BucketMap/cutIndex(count:median:)``). Runs inside the barrier.
+    /// Splits the bucket at `index`, over capacity since `added` was put into it, in two. Runs inside the barrier.
+    ///
+    /// Where: when `added` is the bucket's largest identifier, the identifiers are most likely
+    /// ascending (counters, timestamps, names numbered in order), and every later one will land above
+    /// it too; the bucket is then cut just below `added`, which alone moves, so the full lower bucket
+    /// is never touched again (a B-tree's rightmost split). Otherwise ``BucketMap/cutIndex(count:median:)``.
     ///
     /// Crash-safe: the manifest records the split as pending before any file moves, so an
     /// interrupted split is finished when the store next opens.
-    private func split(bucketAt index: Int, touched: inout Set<String>) throws {
+    private func split(bucketAt index: Int, after added: String, touched: inout Set<String>) throws {
         let old = confined.map.buckets[index]
         let entries = try entries(ofBucketFolder: bucketPath(old.number))
         guard entries.count >= 2 else { return }
-        let bound = entries[BucketMap.cutIndex(count: entries.count, median: entries[entries.count / 2].identifier)].identifier
+        let cut =
+            entries[entries.count - 1].identifier.elementsEqual(added.utf8)
+            ? entries.count - 1
+            : BucketMap.cutIndex(count: entries.count, median: entries[entries.count / 2].identifier)
+        let bound = entries[cut].identifier
         var map = confined.map
         let new = map.split(bucketAt: index, at: bound)
         try io("create folder", bucketPath(new.number)) { try FileSystem.makeDirectory(bucketPath(new.number)) }

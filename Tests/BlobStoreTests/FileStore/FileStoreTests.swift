@@ -126,6 +126,45 @@ import Testing
         #expect(Set(lowerSizes).count > 1, "every split cut at the same place: \(lowerSizes)")
     }
 
+    @Test func ascendingIdentifiersFillBucketsToCapacityAndNeverMoveThem() async throws {
+        // Each split cuts just below the new (largest) identifier: the lower bucket stays full and untouched.
+        let store = try store("ascending", capacity: 16)
+        let ids = (0..<200).map { String(format: "photo-%05d", $0) }
+        var folderOfFirst: [String: String] = [:]
+        for (index, id) in ids.enumerated() {
+            try await store.put(Data(id.utf8), identifier: id)
+            if index == 40 {
+                // Where the first blobs live now; they must never move again.
+                for folder in try DirectoryStream.entries(of: store.folderURL.path + "/b") {
+                    for entry in try DirectoryStream.entries(of: store.folderURL.path + "/b/" + folder.name) { folderOfFirst[entry.name] = folder.name }
+                }
+            }
+        }
+        let buckets = store.core.queue.sync { store.core.confined.map.buckets }
+        let sizes = try buckets.map { try DirectoryStream.entries(of: store.folderURL.path + "/b/\($0.number)").count }
+        #expect(sizes.dropLast().allSatisfy { $0 == 16 }, "bucket sizes \(sizes)")
+        #expect(sizes.count == (200 + 15) / 16)
+        #expect(folderOfFirst.count == 41)
+        for (file, folder) in folderOfFirst {
+            #expect(FileManager.default.fileExists(atPath: store.folderURL.path + "/b/\(folder)/\(file)"), "\(file) moved out of bucket \(folder)")
+        }
+        #expect(try await store.listAll(ListQuery(limit: 50)).map(\.identifier) == ids)
+        for id in ids.shuffled().prefix(20) { #expect(try await store.get(id) == Data(id.utf8)) }
+        #expect(try await store.verify().isClean)
+    }
+
+    @Test func descendingAndRandomIdentifiersStillSplitInTheMiddleHalf() async throws {
+        for (name, ids) in [("descending", (0..<17).reversed().map { String(format: "d-%03d", $0) }), ("random", (0..<17).map { _ in UUID().uuidString })] {
+            let store = try store(name, capacity: 16)
+            for id in ids { try await store.put(Data([1]), identifier: id) }
+            let buckets = store.core.queue.sync { store.core.confined.map.buckets }
+            let sizes = try buckets.map { try DirectoryStream.entries(of: store.folderURL.path + "/b/\($0.number)").count }
+            let largestLast = ids.last == ids.max { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            // A random set whose last id happens to be its largest is cut like ascending ids (16 + 1).
+            #expect(sizes.count == 2 && (largestLast ? sizes == [16, 1] : (4..<13).contains(sizes[0])), "\(name): \(sizes)")
+        }
+    }
+
     @Test func reopeningFindsEverythingWithoutScanning() async throws {
         let root = self.root
         do {
