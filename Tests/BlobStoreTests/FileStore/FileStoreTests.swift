@@ -115,7 +115,12 @@ import Testing
         var lowerSizes: [Int] = []
         for run in 0..<12 {
             let store = try store("cut\(run)", capacity: 16)
-            for _ in 0..<17 { try await store.put(Data([1]), identifier: UUID().uuidString) }
+            // The largest identifier goes first: a bucket overfilled by its largest is cut just below it
+            // instead (the ascending case, tested below).
+            var ids = (0..<17).map { _ in UUID().uuidString }
+            let largest = ids.indices.max { Array(ids[$0].utf8).lexicographicallyPrecedes(Array(ids[$1].utf8)) }!
+            ids.swapAt(0, largest)
+            for id in ids { try await store.put(Data([1]), identifier: id) }
             let buckets = store.core.queue.sync { store.core.confined.map.buckets }
             #expect(buckets.count == 2)
             let sizes = try buckets.map { try DirectoryStream.entries(of: store.folderURL.path + "/b/\($0.number)").count }
