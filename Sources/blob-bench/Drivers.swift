@@ -148,6 +148,43 @@ enum Drivers {
         }
     }
 
+    /// The raw put loop driven from `writers` tasks, each put handed to a concurrent `DispatchQueue`
+    /// (at the quality of service the store's async calls from `.medium` tasks use) and awaited: what an
+    /// async API that keeps blocking file I/O off the concurrency pool pays before doing any work of its
+    /// own. `raw-hop×N / raw×N` is the ceiling for the async put's ratio to the raw loop.
+    static func rawPutThroughQueue(_ workload: Workload, writers: Int) -> Variant {
+        Variant(.store, concurrency: writers, operations: workload.identifiers.count, name: "raw-hop×\(writers)") { directory in
+            let finals = workload.paths(in: directory)
+            let temps = workload.paths(in: directory, prefix: ".tmp-")
+            let fd = try RawPOSIX.openDirectory(directory)
+            defer { close(fd) }
+            let queue = DispatchQueue(label: "blob-bench.raw-hop", qos: .default, attributes: .concurrent)
+            return try await Timing.measure {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<writers {
+                        group.addTask {
+                            for index in stride(from: writer, to: finals.count, by: writers) {
+                                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                                    queue.async {
+                                        do {
+                                            try RawPOSIX.put(
+                                                workload.content, finals: finals, temps: temps, indices: stride(from: index, to: index + 1, by: 1),
+                                                durable: false, directory: fd)
+                                            continuation.resume()
+                                        } catch {
+                                            continuation.resume(throwing: error)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+
     /// Raw open/read/close of the plain files in `folder`, on `readers` threads, each with one reused buffer.
     static func rawGet(_ workload: Workload, folder: String, readers: Int, operations: Int) -> Variant {
         Variant(.raw, concurrency: readers, operations: operations) { _ in

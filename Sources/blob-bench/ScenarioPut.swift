@@ -58,6 +58,10 @@ struct PutScenario: Scenario {
                     variants.append(Drivers.blockingPut(workload, durability: durability, writers: writers))
                     comparisons.append(Comparison(store: "blocking×\(writers)", raw: "raw×\(writers)", article: nil))
                 }
+                // The ceiling for the async API: the raw loop with the same hand-off to a queue per put.
+                variants.append(Drivers.rawPutThroughQueue(workload, writers: 1))
+                comparisons.append(Comparison(store: "raw-hop×1", raw: "raw×1", article: nil))
+                comparisons.append(Comparison(store: "store×1", raw: "raw-hop×1", article: nil))
                 // From a `.high` task: the store hops to its user-initiated I/O queue, in that task's pool.
                 variants.append(Drivers.storePut(workload, durability: durability, writers: 1, priority: .high, name: "high×1"))
                 comparisons.append(Comparison(store: "high×1", raw: "raw×1", article: nil))
