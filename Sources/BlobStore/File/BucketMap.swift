@@ -59,11 +59,11 @@ struct BucketMap: Equatable, Sendable {
         return bucket
     }
 
-    /// Where to cut a full bucket whose sorted identifiers number `count` (at least 2), unless the put
-    /// that overfilled it brought its largest identifier (then the store cuts just below that one; see
-    /// `StoreCore.split`): the index of
+    /// Where to cut a full bucket whose sorted identifiers number `count` (at least 2): the index of
     /// the first identifier that moves to the new bucket, somewhere in the middle half, chosen by a
-    /// hash of the `median` identifier (deterministic, but different for every split).
+    /// hash of the `median` identifier (deterministic, but different for every split). Not used when
+    /// the put that overfilled the bucket brought its largest identifier: the store then cuts just
+    /// below that one (ascending identifiers; see `StoreCore.split`).
     ///
     /// Why not the median: evenly spread identifiers (UUIDs, hashes) fill every bucket at the same
     /// pace, so buckets cut in equal halves all reach capacity again at about the same time, and so do
