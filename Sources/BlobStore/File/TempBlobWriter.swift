@@ -197,7 +197,7 @@ struct PreparedPut: Sendable {
     var condition: WriteCondition
     var durable: Bool
 
-    /// The temp file's name, which names the put in errors and the commit log.
+    /// The temp file's name: a durable put's file is synced and logged by it (see ``TempFile/path``).
     var tempPath: String { temp.path }
 
     /// Unlinks a named temp file now (blocking) if it is still there, so a failure is reported once the

@@ -17,7 +17,7 @@ import Synchronization
 /// ``published()`` after the commit or ``drop()``.
 struct TempFile: Sendable {
     /// The name in the temp folder. An anonymous file gets it only if a commit must replace an
-    /// existing blob (linked here first, then renamed over it); until then errors and the commit log name it so.
+    /// existing blob (linked here first, then renamed over it); errors about it name ``location``.
     let path: String
     /// Open for reading and writing while the file is anonymous; `nil` for a named file once written.
     private(set) var descriptor: FileDescriptor?
