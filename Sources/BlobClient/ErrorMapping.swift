@@ -56,7 +56,7 @@ enum ErrorMapping {
         case "invalid_metadata":
             return BlobStoreError.invalidMetadata(store: store, identifier: identifier, reason: reason)
         case "invalid_identifier":
-            if let rule = BlobIdentifier.violation(in: identifier) {
+            if let rule = BlobIdentifier.urlViolation(in: identifier) {
                 return BlobStoreError.invalidIdentifier(identifier: identifier, rule: rule)
             }
             return BlobClientError.http(status: status, code: code, message: message)

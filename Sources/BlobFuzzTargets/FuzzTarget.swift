@@ -11,6 +11,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case identifierMapping = "identifier-mapping"
     /// `ImageHeaderParser`: never traps, sane sizes, a prefix never says more than the whole.
     case imageHeader = "image-header"
+    /// `JSONValidator` (`Blob-Validate: record`): same verdict however split; a valid document nests and ends.
+    case jsonRecord = "json-record"
 
     /// Checks `input`; `nil` when every property holds.
     public func check(_ input: UnsafeRawBufferPointer) -> String? {
@@ -19,6 +21,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .chunked: return ChunkedFuzz.check(input)
         case .identifierMapping: return IdentifierMappingFuzz.check(input)
         case .imageHeader: return ImageHeaderFuzz.check(input)
+        case .jsonRecord: return JSONRecordFuzz.check(input)
         }
     }
 

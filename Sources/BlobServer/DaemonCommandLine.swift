@@ -1,4 +1,5 @@
 import BlobStore
+import BlobSystem
 import Foundation
 
 /// `blobd`'s command line, parsed by hand (no package dependencies). Public so that other
@@ -80,6 +81,12 @@ public enum DaemonCommandLine {
                 return .usageError("unknown argument '\(flag)'")
             }
             index += 1
+        }
+        // Checked here, before the daemon creates its root, lock or socket folder: a path the
+        // kernel cannot bind is a mistake on the command line (or in the environment).
+        let socketBytes = configuration.socketPath.utf8.count
+        if socketBytes > UnixSocket.maximumPathLength {
+            return .usageError("--socket path is \(socketBytes) bytes; a Unix socket path is at most \(UnixSocket.maximumPathLength): choose a shorter one")
         }
         return .run(configuration)
     }

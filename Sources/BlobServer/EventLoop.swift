@@ -48,6 +48,8 @@ final class EventLoop: @unchecked Sendable {
     private static let streamBacklogLimit = 4 << 20
     /// Connections in state `streaming` (they get heartbeats).
     private var streamingCount = 0
+    /// This loop's `Date` header line, formatted once a second.
+    private var dateLine = DateHeaderLine()
     private var nextHeartbeat = DispatchTime.now()
     private let heartbeatInterval: Double
 
@@ -292,7 +294,7 @@ final class EventLoop: @unchecked Sendable {
         recordMetrics(c, status: Int(response.status.code), bytesOut: response.omitBody ? 0 : (response.file?.count ?? Int64(response.inMemoryCount)))
         let closing = response.closeConnection || !c.keepAlive || draining
         c.releaseRequestResources()
-        response.serialize(version: c.version, close: closing, into: &c.out)
+        response.serialize(version: c.version, close: closing, dateLine: dateLine.current(), into: &c.out)
         c.file = response.omitBody ? nil : response.file
         if response.omitBody { response.file?.handle.close() }
         if let file = c.file, file.count > EventLoop.largeBody, !c.sendBufferRaised {
@@ -472,6 +474,7 @@ final class EventLoop: @unchecked Sendable {
         }
         recordMetrics(c, status: 200, bytesOut: 0)
         HTTPSerializer.appendStatusLine(.ok, version: c.version, into: &c.out)
+        c.out += dateLine.current()
         HTTPSerializer.appendHeader(.contentType, "text/event-stream", into: &c.out)
         HTTPSerializer.appendHeader(name: "Cache-Control", value: "no-cache", into: &c.out)
         HTTPSerializer.appendHeader(.connection, "close", into: &c.out)

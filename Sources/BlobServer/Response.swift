@@ -34,6 +34,9 @@ struct Response: Sendable {
     var omitBody = false
     /// Whether the connection closes after this response.
     var closeConnection = false
+    /// Whether the body is delimited by closing the connection, without `Content-Length` (a HEAD
+    /// of `/v1/events` announces the stream a GET would get).
+    var closeDelimited = false
 
     init(status: HTTPStatus) { self.status = status }
 
@@ -67,11 +70,12 @@ struct Response: Sendable {
     /// Whether the status forbids a body and `Content-Length` (1xx, 204, 304).
     var hasNoContent: Bool { status.code < 200 || status.code == 204 || status.code == 304 }
 
-    /// Appends the head (and the in-memory body) to `out`.
-    func serialize(version: HTTPVersion, close: Bool, into out: inout [UInt8]) {
+    /// Appends the head (and the in-memory body) to `out`; `dateLine` is the `Date` header line.
+    func serialize(version: HTTPVersion, close: Bool, dateLine: [UInt8], into out: inout [UInt8]) {
         HTTPSerializer.appendStatusLine(status, version: version, into: &out)
+        out.append(contentsOf: dateLine)
         out.append(contentsOf: headerLines)
-        if !hasNoContent {
+        if !hasNoContent && !closeDelimited {
             let length = announcedLength ?? file?.count ?? Int64(inMemoryCount)
             HTTPSerializer.appendHeader(.contentLength, length, into: &out)
         }

@@ -10,18 +10,21 @@ extension Router {
         let store = try existingStore(name)
         let handle = try store.openForReading(identifier)
         let metadata = handle.metadata
+        if let condition = head.ifNoneMatch, Router.etagList(condition, matches: metadata.etag) {
+            handle.close()
+            // RFC 9110 §15.4.5: of the fields a 304 repeats (Cache-Control, Content-Location, Date,
+            // ETag, Expires, Vary), a 200 here has Date and ETag; the rest of the representation's
+            // metadata is left out, as that section asks (the client holds it already).
+            var response = Response(status: .notModified)
+            response.header(.etag, "\"\(metadata.etag.rawValue)\"")
+            return response
+        }
         var response = Response(status: .ok)
         // Room for every header a GET writes (ETag, dates, type, ranges), grown once instead of step by step.
         response.headerLines.reserveCapacity(384)
         Router.appendMetadataHeaders(metadata, into: &response)
         response.header(.acceptRanges, "bytes")
         response.omitBody = head.method == .head
-
-        if let condition = head.ifNoneMatch, Router.etagList(condition, matches: metadata.etag) {
-            handle.close()
-            response.status = .notModified
-            return response
-        }
 
         var range: Range<Int64> = 0..<metadata.size
         if let header = head.range {
@@ -123,7 +126,19 @@ extension Router {
             guard Router.hasBlobPrefix(field.name) else { continue }
             let lower = field.name.lowercased()
             if lower.hasPrefix("blob-meta-") {
-                options.userMetadata[String(lower.dropFirst("blob-meta-".count))] = field.value
+                let key = String(lower.dropFirst("blob-meta-".count))
+                // Values are UTF-8 text; decoding other bytes would store U+FFFD in their place.
+                guard String(validating: head.headers.valueBytes(at: index), as: UTF8.self) != nil else {
+                    throw BlobStoreError.invalidMetadata(
+                        store: name, identifier: identifier, reason: "the value of metadata key '\(key)' is not valid UTF-8")
+                }
+                // Keys are lowercased, so `Blob-Meta-A` and `Blob-Meta-a` would be one key and one
+                // value would be lost silently: refuse the request instead.
+                guard options.userMetadata.updateValue(field.value, forKey: key) == nil else {
+                    throw BlobStoreError.invalidMetadata(
+                        store: name, identifier: identifier,
+                        reason: "metadata key '\(key)' is sent twice (Blob-Meta-* names are case-insensitive)")
+                }
             } else if lower == "blob-validate" {
                 switch field.value.lowercased() {
                 case "image": options.validation = .image

@@ -23,6 +23,7 @@ final class Router: Sendable {
     func action(for head: HTTPRequestHead) -> (RequestAction, MetricOperation) {
         let path: [UInt8]
         do { path = try head.decodedPath() } catch {
+            if error == .nulByte, let refusal = Router.encodedNUL(in: head) { return refusal }
             return (.respond(APIError(.badRequest, "bad_request", "the request path is not valid percent-encoding: \(error)").response()), .other)
         }
         guard let route = Route(decodedPath: path) else {
@@ -31,13 +32,52 @@ final class Router: Sendable {
         // `Route` decodes leniently (invalid UTF-8 becomes U+FFFD), which would store and serve
         // `%ff%fe` as the different identifier "\u{FFFD}\u{FFFD}". The store's rule is that an
         // identifier must be valid UTF-8; a store name with such bytes fails its own rule below.
-        if case .blob(let store, let identifier) = route, StoreName.violation(in: store) == nil,
-            !path.allSatisfy({ $0 < 0x80 }), String(validating: path, as: UTF8.self) == nil
-        {
-            let error = BlobStoreError.invalidIdentifier(identifier: identifier, rule: .invalidUTF8)
-            return (.respond(APIError(error).response()), Router.operation(route: route, method: head.method))
+        if case .blob(let store, let identifier) = route, StoreName.violation(in: store) == nil {
+            var rule: BlobIdentifier.Rule?
+            if !path.allSatisfy({ $0 < 0x80 }), String(validating: path, as: UTF8.self) == nil {
+                rule = .invalidUTF8
+            } else {
+                rule = BlobIdentifier.urlViolation(in: identifier)
+            }
+            if let rule {
+                let error = BlobStoreError.invalidIdentifier(identifier: identifier, rule: rule)
+                return (.respond(APIError(error).response()), Router.operation(route: route, method: head.method))
+            }
         }
         return (action(route: route, head: head), Router.operation(route: route, method: head.method))
+    }
+
+    /// The answer to a path with an encoded NUL (`%00`) in a store name or a blob identifier: the
+    /// name's rule is broken (a control character), so the error says which; `nil` elsewhere.
+    static func encodedNUL(in head: HTTPRequestHead) -> (RequestAction, MetricOperation)? {
+        // Routed on the still-encoded path: store names have no escapes, and the identifier is the rest.
+        guard let route = Route(decodedPath: Array(head.pathBytes)) else { return nil }
+        let operation = Router.operation(route: route, method: head.method)
+        let store: String
+        switch route {
+        case .blob(let name, _), .blobs(let name), .verify(let name): store = name
+        default: return nil
+        }
+        let decodedStore = (try? PercentEncoding.decode(store)).map { String(decoding: $0, as: UTF8.self) }
+        if let reason = decodedStore.map({ StoreName.violation(in: $0) }) ?? "a store name must not contain NUL" {
+            return (.respond(APIError(BlobStoreError.invalidStoreName(name: decodedStore ?? store, reason: reason)).response()), operation)
+        }
+        guard case .blob(_, let encoded) = route else { return nil }
+        // The byte offset of the NUL in the decoded identifier: escapes before it are well formed
+        // (the decoder stops at the first problem), so each counts one byte.
+        var offset = 0
+        var bytes = encoded.utf8[...]
+        while let first = bytes.first {
+            if first == UInt8(ascii: "%") {
+                if bytes.dropFirst().prefix(2).elementsEqual("00".utf8) { break }
+                bytes = bytes.dropFirst(3)
+            } else {
+                bytes = bytes.dropFirst()
+            }
+            offset += 1
+        }
+        let error = BlobStoreError.invalidIdentifier(identifier: encoded, rule: .controlCharacter(scalar: 0, byteOffset: offset))
+        return (.respond(APIError(error).response()), operation)
     }
 
     /// The metrics label of a request.
@@ -49,11 +89,12 @@ final class Router: Sendable {
         case (.blob, .delete): return .delete
         case (.blobs, .get): return .list
         case (.blobs, .delete): return .deleteAll
-        case (.stores, .get): return .stores
-        case (.events, .get): return .events
+        case (.stores, .get), (.stores, .head): return .stores
+        case (.events, .get), (.events, .head): return .events
         case (.health, _): return .health
-        case (.metrics, .get): return .metrics
-        case (.verify, .get): return .verify
+        case (.metrics, .get), (.metrics, .head): return .metrics
+        case (.verify, .get), (.verify, .head): return .verify
+        case (.blobs, .head): return .list
         default: return .other
         }
     }
@@ -65,15 +106,20 @@ final class Router: Sendable {
                 var response = Response(status: .ok, json: Array(#"{"status":"ok"}"#.utf8))
                 response.omitBody = head.method == .head
                 return .respond(response)
-            case (.stores, .get):
+            // HEAD wherever GET works (RFC 9110 §9.3.2): the same status and headers, no body (the
+            // loop leaves out the body of every response to a HEAD).
+            case (.stores, .get), (.stores, .head):
                 return listStores()
             case (.events, .get):
                 return try eventStream(head)
-            case (.verify(let store), .get):
+            case (.events, .head):
+                _ = try eventStream(head)  // the same checks as GET
+                return .respond(Router.eventStreamHead())
+            case (.verify(let store), .get), (.verify(let store), .head):
                 return try verify(store: store)
-            case (.metrics, .get):
+            case (.metrics, .get), (.metrics, .head):
                 return metricsPage()
-            case (.blobs(let store), .get):
+            case (.blobs(let store), .get), (.blobs(let store), .head):
                 return try list(store: store, head: head)
             case (.blobs(let store), .delete):
                 return try removeAll(store: store)
@@ -86,10 +132,9 @@ final class Router: Sendable {
             case (.health, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
             case (.stores, _), (.events, _), (.metrics, _), (.verify, _):
-                // These answer GET only (HEAD included would make the Allow header claim a method that gets 405).
-                return .respond(Router.methodNotAllowed(head.method, allow: "GET"))
+                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
             case (.blobs, _):
-                return .respond(Router.methodNotAllowed(head.method, allow: "GET, DELETE"))
+                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, DELETE"))
             case (.blob, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, PUT, DELETE"))
             }
@@ -98,6 +143,18 @@ final class Router: Sendable {
         } catch {
             return .respond(APIError(error).response())
         }
+    }
+
+    /// The head a GET of `/v1/events` starts its stream with, as the answer to a HEAD: no
+    /// `Content-Length` (the stream is delimited by the connection's end), and the connection closes.
+    static func eventStreamHead() -> Response {
+        var response = Response(status: .ok)
+        response.header(.contentType, "text/event-stream")
+        response.header("Cache-Control", "no-cache")
+        response.omitBody = true
+        response.closeDelimited = true
+        response.closeConnection = true
+        return response
     }
 
     static func methodNotAllowed(_ method: HTTPMethod, allow: String) -> Response {
@@ -238,8 +295,15 @@ final class Router: Sendable {
     }
 
     private func remove(store name: String, identifier: String, head: HTTPRequestHead) throws -> RequestAction {
-        let condition = try Router.writeCondition(head, allowNoneMatch: false)
-        let store = try existingStore(name)
+        let condition = try Router.writeCondition(head, allowNoneMatch: true)
+        guard let store = try stores.store(name, create: false) else {
+            // No store, so no current version: an `If-Match` fails (RFC 9110 §13.1.1), as it does
+            // for a missing blob of an existing store.
+            if case .ifMatch(let tag) = condition {
+                throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: tag, actual: nil)
+            }
+            throw APIError(.notFound, "not_found", "store '\(name)' not found")
+        }
         return .deferred { reply in
             store.remove(identifier, condition: condition) { result in
                 switch result {
@@ -266,7 +330,7 @@ final class Router: Sendable {
         }
         if allowNoneMatch, let value = head.ifNoneMatch?.trimmingCharacters(in: .whitespaces) {
             guard value == "*" else {
-                throw APIError(.badRequest, "bad_request", "on PUT, If-None-Match must be '*' (create only)")
+                throw APIError(.badRequest, "bad_request", "on \(head.method.token), If-None-Match must be '*' (only if absent)")
             }
             return .ifNoneMatch
         }

@@ -27,14 +27,14 @@ public enum PercentDecodingError: Error, Sendable, Hashable, CustomStringConvert
 public enum PercentEncoding {
     // MARK: Decoding
 
-    /// Decodes `%XX` escapes; `+` stays `+`, as it does in paths.
+    /// Decodes `%XX` escapes; `+` stays `+` (RFC 3986 gives it no meaning, so neither do paths or queries here).
     ///
     /// - Throws: ``PercentDecodingError/malformedEscape`` for a `%` without two hex digits,
     ///   ``PercentDecodingError/nulByte`` if the result would contain NUL.
     public static func decode(_ encoded: UnsafeRawBufferPointer) throws(PercentDecodingError) -> [UInt8] {
         var decoded: [UInt8] = []
         decoded.reserveCapacity(encoded.count)
-        try decode(encoded, plusAsSpace: false, into: &decoded)
+        try decode(encoded, into: &decoded)
         return decoded
     }
 
@@ -52,11 +52,9 @@ public enum PercentEncoding {
         try decode(ArraySlice(encoded.utf8))
     }
 
-    /// Appends the decoding of `encoded` to `output`; with `plusAsSpace`, `+` becomes a space
-    /// (form encoding, used in queries).
-    static func decode(
-        _ encoded: UnsafeRawBufferPointer, plusAsSpace: Bool, into output: inout [UInt8]
-    ) throws(PercentDecodingError) {
+    /// Appends the decoding of `encoded` to `output`. `+` is kept: HTML form encoding's `+` for a
+    /// space is not URI syntax, and decoding it would turn `type=image/svg+xml` into `image/svg xml`.
+    static func decode(_ encoded: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(PercentDecodingError) {
         guard let base = encoded.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let count = encoded.count
         // Runs of plain bytes are appended whole: a path is mostly plain, and appending byte by byte
@@ -65,7 +63,7 @@ public enum PercentEncoding {
         var index = 0
         while index < count {
             let byte = base[index]
-            guard byte == ASCII.percent || byte == 0 || (plusAsSpace && byte == ASCII.plus) else {
+            guard byte == ASCII.percent || byte == 0 else {
                 index &+= 1
                 continue
             }
@@ -73,9 +71,6 @@ public enum PercentEncoding {
             switch byte {
             case 0:
                 throw .nulByte
-            case ASCII.plus:
-                output.append(ASCII.space)
-                index &+= 1
             default:
                 guard index &+ 2 < count, let high = hexValue(base[index &+ 1]), let low = hexValue(base[index &+ 2])
                 else { throw .malformedEscape }

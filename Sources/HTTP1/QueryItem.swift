@@ -17,8 +17,8 @@ public struct QueryItem: Sendable, Hashable, CustomStringConvertible {
     /// Splits a query (without its `?`) into pairs, in order.
     ///
     /// Pairs are separated by `&`; empty pairs are skipped; a pair without `=` has an empty value.
-    /// `+` decodes to a space and `%XX` to its byte, as HTML forms encode them. Decoded bytes that are
-    /// not UTF-8 become U+FFFD.
+    /// `%XX` decodes to its byte; `+` stays `+` (it is not a space: that is HTML form encoding, not
+    /// URI syntax, so a client sends a space as `%20`). Decoded bytes that are not UTF-8 become U+FFFD.
     ///
     /// - Throws: ``PercentDecodingError`` for a malformed escape or an encoded NUL.
     public static func parse(_ query: String) throws(PercentDecodingError) -> [QueryItem] {
@@ -51,7 +51,7 @@ public struct QueryItem: Sendable, Hashable, CustomStringConvertible {
         // withUnsafeBytes rethrows untyped errors, so carry the typed result out of the closure.
         let result = component.withUnsafeBytes { raw in
             Result { () throws(PercentDecodingError) in
-                try PercentEncoding.decode(raw, plusAsSpace: true, into: &scratch)
+                try PercentEncoding.decode(raw, into: &scratch)
             }
         }
         try result.get()

@@ -16,6 +16,11 @@ public enum BlobIdentifier {
         case controlCharacter(scalar: UInt32, byteOffset: Int)
         /// The identifier's bytes are not valid UTF-8.
         case invalidUTF8
+        /// The identifier has an empty, `.` or `..` segment between slashes (a leading or trailing
+        /// `/`, `//`, `/./`, `/../`), starting at `byteOffset`. URL clients (curl, browsers, WHATWG
+        /// URL parsers) rewrite such paths, so the daemon refuses them (``urlViolation(in:)``); the
+        /// embedded store takes them, as it takes any name.
+        case unaddressableSegment(byteOffset: Int)
 
         /// The rule as a sentence.
         public var description: String {
@@ -29,6 +34,9 @@ public enum BlobIdentifier {
                 return "an identifier must not contain control characters (U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex) at byte \(offset))"
             case .invalidUTF8:
                 return "an identifier must be valid UTF-8"
+            case .unaddressableSegment(let offset):
+                return "an identifier in a URL must not have an empty, '.' or '..' segment between slashes "
+                    + "(segment at byte \(offset)): URL clients rewrite such paths and would address another blob"
             }
         }
     }
@@ -51,6 +59,29 @@ public enum BlobIdentifier {
         }
         if byteCount == 0 { return .empty }
         if byteCount > maximumByteCount { return .tooLong(byteCount: byteCount) }
+        return nil
+    }
+
+    /// The first rule `identifier` breaks as a blob URL's path, or `nil`: ``violation(in:)``, and
+    /// no segment between slashes that is empty, `.` or `..` (a URL client would remove or resolve
+    /// it, so the request would name another blob). The daemon checks this on every blob request.
+    public static func urlViolation(in identifier: String) -> Rule? {
+        if let rule = violation(in: identifier) { return rule }
+        var segmentStart = 0
+        var offset = 0
+        var segment = (length: 0, dots: 0)
+        for byte in identifier.utf8 {
+            if byte == 0x2F {
+                if segment.length == segment.dots && segment.length <= 2 { return .unaddressableSegment(byteOffset: segmentStart) }
+                segmentStart = offset + 1
+                segment = (0, 0)
+            } else {
+                segment.length += 1
+                if byte == 0x2E { segment.dots += 1 }
+            }
+            offset += 1
+        }
+        if segment.length == segment.dots && segment.length <= 2 { return .unaddressableSegment(byteOffset: segmentStart) }
         return nil
     }
 

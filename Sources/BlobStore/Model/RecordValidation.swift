@@ -2,17 +2,15 @@ import Foundation
 
 /// Checks and explains JSON records.
 enum RecordValidation {
-    /// The largest record a put validates, in bytes (validation parses the whole document in memory).
+    /// The largest record a put validates, in bytes (the file store reads the whole document into
+    /// memory to check it).
     static let maximumByteCount: Int64 = 64 * 1024 * 1024
 
-    /// Why `data` is not a JSON document, or `nil` if it is one.
+    /// Why `data` is not a JSON text under RFC 8259 (see ``JSONValidator`` for the exact rules),
+    /// or `nil` if it is one.
     static func violation(in data: Data) -> String? {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            return nil
-        } catch {
-            return "not valid JSON: \(describe(error))"
-        }
+        let failure = data.withUnsafeBytes { JSONValidator.violation(in: $0) }
+        return failure.map { "not valid JSON: \($0)" }
     }
 
     /// A readable account of a JSON decoding error: what was wrong and where.
