@@ -37,7 +37,8 @@ final class Router: Sendable {
             if !path.allSatisfy({ $0 < 0x80 }), String(validating: path, as: UTF8.self) == nil {
                 rule = .invalidUTF8
             } else {
-                rule = BlobIdentifier.urlViolation(in: identifier)
+                // The other rules are the store's, checked by the store call.
+                rule = BlobIdentifier.unaddressableSegment(in: identifier)
             }
             if let rule {
                 let error = BlobStoreError.invalidIdentifier(identifier: identifier, rule: rule)
@@ -296,6 +297,7 @@ final class Router: Sendable {
 
     private func remove(store name: String, identifier: String, head: HTTPRequestHead) throws -> RequestAction {
         let condition = try Router.writeCondition(head, allowNoneMatch: true)
+        try BlobIdentifier.validate(identifier)
         guard let store = try stores.store(name, create: false) else {
             // No store, so no current version: an `If-Match` fails (RFC 9110 §13.1.1), as it does
             // for a missing blob of an existing store.

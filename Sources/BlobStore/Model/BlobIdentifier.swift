@@ -62,27 +62,30 @@ public enum BlobIdentifier {
         return nil
     }
 
-    /// The first rule `identifier` breaks as a blob URL's path, or `nil`: ``violation(in:)``, and
-    /// no segment between slashes that is empty, `.` or `..` (a URL client would remove or resolve
-    /// it, so the request would name another blob). The daemon checks this on every blob request.
+    /// The first rule `identifier` breaks as a blob URL's path, or `nil`: ``violation(in:)``, then
+    /// ``unaddressableSegment(in:)``. The daemon refuses such identifiers on every blob request.
     public static func urlViolation(in identifier: String) -> Rule? {
-        if let rule = violation(in: identifier) { return rule }
-        var segmentStart = 0
-        var offset = 0
-        var segment = (length: 0, dots: 0)
-        for byte in identifier.utf8 {
-            if byte == 0x2F {
-                if segment.length == segment.dots && segment.length <= 2 { return .unaddressableSegment(byteOffset: segmentStart) }
-                segmentStart = offset + 1
-                segment = (0, 0)
-            } else {
-                segment.length += 1
-                if byte == 0x2E { segment.dots += 1 }
+        violation(in: identifier) ?? unaddressableSegment(in: identifier)
+    }
+
+    /// ``Rule/unaddressableSegment(byteOffset:)`` if a segment of `identifier` between slashes is
+    /// empty, `.` or `..` (a URL client would remove or resolve it, so the request would name
+    /// another blob); `nil` otherwise. Checks nothing else.
+    public static func unaddressableSegment(in identifier: String) -> Rule? {
+        var identifier = identifier
+        // Runs for every blob request: scanned over the contiguous UTF-8 bytes.
+        return identifier.withUTF8 { bytes in
+            var segmentStart = 0
+            for index in 0...bytes.count {
+                guard index == bytes.count || bytes[index] == 0x2F else { continue }
+                let length = index - segmentStart
+                if length == 0 || (length <= 2 && bytes[segmentStart] == 0x2E && bytes[index - 1] == 0x2E) {
+                    return .unaddressableSegment(byteOffset: segmentStart)
+                }
+                segmentStart = index + 1
             }
-            offset += 1
+            return nil
         }
-        if segment.length == segment.dots && segment.length <= 2 { return .unaddressableSegment(byteOffset: segmentStart) }
-        return nil
     }
 
     /// Decodes and checks raw bytes (for example from a URL): the identifier, or the rule broken.
