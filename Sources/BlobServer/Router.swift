@@ -51,6 +51,13 @@ final class Router: Sendable {
     /// The answer to a path with an encoded NUL (`%00`) in a store name or a blob identifier: the
     /// name's rule is broken (a control character), so the error says which; `nil` elsewhere.
     static func encodedNUL(in head: HTTPRequestHead) -> (RequestAction, MetricOperation)? {
+        // A malformed escape anywhere makes the path bad_request, whichever comes first.
+        var withoutNUL = Array(head.pathBytes)
+        for index in withoutNUL.indices.dropLast(2)
+        where withoutNUL[index] == UInt8(ascii: "%") && withoutNUL[index + 1] == UInt8(ascii: "0") && withoutNUL[index + 2] == UInt8(ascii: "0") {
+            withoutNUL[index + 2] = UInt8(ascii: "1")
+        }
+        guard (try? PercentEncoding.decode(withoutNUL[...])) != nil else { return nil }
         // Routed on the still-encoded path: store names have no escapes, and the identifier is the rest.
         guard let route = Route(decodedPath: Array(head.pathBytes)) else { return nil }
         let operation = Router.operation(route: route, method: head.method)

@@ -75,8 +75,11 @@ struct SpecAgreementTests {
         }
         #expect(try client.request("GET", "/v1/stores/z%00/blobs/x").errorCode == "invalid_store_name")
         #expect(try client.request("GET", "/v1/stores/z%00/blobs").errorCode == "invalid_store_name")
-        // Elsewhere an encoded NUL is a malformed path.
+        // Elsewhere an encoded NUL is a malformed path, and so is any malformed escape.
         #expect(try client.request("GET", "/v1/health%00").errorCode == "bad_request")
+        #expect(try client.request("GET", "/v1/stores/z/blobs/a%zz").errorCode == "bad_request")
+        #expect(try client.request("GET", "/v1/stores/z/blobs/a%00b%zz").errorCode == "bad_request")
+        #expect(try client.request("GET", "/v1/stores/z/blobs/%2500%00").errorCode == "invalid_identifier")
         #expect(try client.request("GET", "/v1/stores/z/blobs").status == 404)  // nothing was created
     }
 
