@@ -97,3 +97,17 @@ struct Response: Sendable {
     /// The size of the in-memory body (`content` or `body`).
     var inMemoryCount: Int { content?.count ?? body.count }
 }
+
+extension Response {
+    /// The head a GET of `/v1/events` starts its stream with, as the answer to a HEAD: no
+    /// `Content-Length` (the stream is delimited by the connection's end), and the connection closes.
+    static func eventStreamHead() -> Response {
+        var response = Response(status: .ok)
+        response.header(.contentType, "text/event-stream")
+        response.header("Cache-Control", "no-cache")
+        response.omitBody = true
+        response.closeDelimited = true
+        response.closeConnection = true
+        return response
+    }
+}

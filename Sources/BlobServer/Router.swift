@@ -48,46 +48,6 @@ final class Router: Sendable {
         return (action(route: route, head: head), Router.operation(route: route, method: head.method))
     }
 
-    /// The answer to a path with an encoded NUL (`%00`) in a store name or a blob identifier: the
-    /// name's rule is broken (a control character), so the error says which; `nil` elsewhere.
-    static func encodedNUL(in head: HTTPRequestHead) -> (RequestAction, MetricOperation)? {
-        // A malformed escape anywhere makes the path bad_request, whichever comes first.
-        var withoutNUL = Array(head.pathBytes)
-        for index in withoutNUL.indices.dropLast(2)
-        where withoutNUL[index] == UInt8(ascii: "%") && withoutNUL[index + 1] == UInt8(ascii: "0") && withoutNUL[index + 2] == UInt8(ascii: "0") {
-            withoutNUL[index + 2] = UInt8(ascii: "1")
-        }
-        guard (try? PercentEncoding.decode(withoutNUL[...])) != nil else { return nil }
-        // Routed on the still-encoded path: store names have no escapes, and the identifier is the rest.
-        guard let route = Route(decodedPath: Array(head.pathBytes)) else { return nil }
-        let operation = Router.operation(route: route, method: head.method)
-        let store: String
-        switch route {
-        case .blob(let name, _), .blobs(let name), .verify(let name): store = name
-        default: return nil
-        }
-        let decodedStore = (try? PercentEncoding.decode(store)).map { String(decoding: $0, as: UTF8.self) }
-        if let reason = decodedStore.map({ StoreName.violation(in: $0) }) ?? "a store name must not contain NUL" {
-            return (.respond(APIError(BlobStoreError.invalidStoreName(name: decodedStore ?? store, reason: reason)).response()), operation)
-        }
-        guard case .blob(_, let encoded) = route else { return nil }
-        // The byte offset of the NUL in the decoded identifier: escapes before it are well formed
-        // (the decoder stops at the first problem), so each counts one byte.
-        var offset = 0
-        var bytes = encoded.utf8[...]
-        while let first = bytes.first {
-            if first == UInt8(ascii: "%") {
-                if bytes.dropFirst().prefix(2).elementsEqual("00".utf8) { break }
-                bytes = bytes.dropFirst(3)
-            } else {
-                bytes = bytes.dropFirst()
-            }
-            offset += 1
-        }
-        let error = BlobStoreError.invalidIdentifier(identifier: encoded, rule: .controlCharacter(scalar: 0, byteOffset: offset))
-        return (.respond(APIError(error).response()), operation)
-    }
-
     /// The metrics label of a request.
     static func operation(route: Route, method: HTTPMethod) -> MetricOperation {
         switch (route, method) {
@@ -122,7 +82,7 @@ final class Router: Sendable {
                 return try eventStream(head)
             case (.events, .head):
                 _ = try eventStream(head)  // the same checks as GET
-                return .respond(Router.eventStreamHead())
+                return .respond(Response.eventStreamHead())
             case (.verify(let store), .get), (.verify(let store), .head):
                 return try verify(store: store)
             case (.metrics, .get), (.metrics, .head):
@@ -151,18 +111,6 @@ final class Router: Sendable {
         } catch {
             return .respond(APIError(error).response())
         }
-    }
-
-    /// The head a GET of `/v1/events` starts its stream with, as the answer to a HEAD: no
-    /// `Content-Length` (the stream is delimited by the connection's end), and the connection closes.
-    static func eventStreamHead() -> Response {
-        var response = Response(status: .ok)
-        response.header(.contentType, "text/event-stream")
-        response.header("Cache-Control", "no-cache")
-        response.omitBody = true
-        response.closeDelimited = true
-        response.closeConnection = true
-        return response
     }
 
     static func methodNotAllowed(_ method: HTTPMethod, allow: String) -> Response {

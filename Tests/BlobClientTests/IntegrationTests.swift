@@ -47,9 +47,13 @@ struct PatternChunks: AsyncSequence, Sendable {
         await #expect(throws: BlobStoreError.notFound(store: "notes", identifier: "a b/x")) { try await store.head("a b/x") }
 
         // Odd identifiers survive the trip.
-        for id in ["2024/cat.jpg", "q?x=1#frag", "100%", "ünï/cödé", "/lead//slash"] {
+        for id in ["2024/cat.jpg", "q?x=1#frag", "100%", "ünï/cödé", "...lead/slash."] {
             try await store.put(Data(id.utf8), identifier: id, options: PutOptions())
             #expect(try await store.get(id) == Data(id.utf8), "\(id)")
+        }
+        // Empty and dot segments cannot be addressed in a URL: blobd refuses them, with the rule.
+        await #expect(throws: BlobStoreError.invalidIdentifier(identifier: "/lead//slash", rule: .unaddressableSegment(byteOffset: 0))) {
+            try await store.put(Data([1]), identifier: "/lead//slash", options: PutOptions())
         }
         let generated = try await store.put(Data("x".utf8), identifier: nil, options: PutOptions())
         #expect(try await store.exists(generated.identifier))

@@ -56,7 +56,8 @@ struct HostileHeadTests {
         HostileCase("bad percent escape in path", Hostile.get("/v1/stores/s/blobs/%zz"), [.badRequest], .open),
         HostileCase("truncated percent escape", Hostile.get("/v1/stores/s/blobs/abc%4"), [.badRequest], .open),
         HostileCase("lone percent", Hostile.get("/v1/stores/s/blobs/%"), [.badRequest], .open),
-        HostileCase("encoded NUL in path", Hostile.get("/v1/stores/s/blobs/a%00b"), [.badRequest], .open),
+        HostileCase("encoded NUL in path", Hostile.get("/v1/stores/s/blobs/a%00b"), [.error(400, "invalid_identifier")], .open),
+        HostileCase("encoded NUL outside a name", Hostile.get("/v1/health%00"), [.badRequest], .open),
         // Well-formed but unusual: answered, and the connection stays open.
         HostileCase("lowercase method", Hostile.request("get /v1/health HTTP/1.1"), [.error(405, "method_not_allowed", allow: "GET, HEAD")], .open),
         HostileCase("mixed-case method", Hostile.request("Get /v1/health HTTP/1.1"), [.error(405, "method_not_allowed", allow: "GET, HEAD")], .open),
