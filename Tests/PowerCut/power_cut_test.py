@@ -103,9 +103,12 @@ class Mount:
     def __init__(self, work, writeback, seed, refuse_rename_flags, log):
         self.mountpoint = os.path.join(work, "mnt")
         self.state = os.path.join(work, "fs-state.pickle")
+        self.stats_path = os.path.join(work, "fs-stats.json")
+        self.stats = {}
         self.log = log
         os.makedirs(self.mountpoint, exist_ok=True)
-        command = [sys.executable, FS_SCRIPT, "--state", self.state, "--writeback", f"{writeback}", "--seed", f"{seed}"]
+        command = [sys.executable, FS_SCRIPT, "--state", self.state, "--stats", self.stats_path]
+        command += ["--writeback", f"{writeback}", "--seed", f"{seed}"]
         if refuse_rename_flags:
             command.append("--refuse-rename-flags")
         self.process = subprocess.Popen(command + [self.mountpoint], stdout=log, stderr=log)
@@ -134,6 +137,8 @@ class Mount:
             raise MountError("powercut_fs did not exit after the unmount")
         if self.process.returncode != 0:
             raise MountError(f"powercut_fs exited {self.process.returncode} after the unmount")
+        with open(self.stats_path) as f:
+            self.stats = json.load(f)
 
 
 class MountError(Exception):
@@ -412,6 +417,7 @@ def main():
             in_flight = sum(len(p) for p in versions.pending.values())
             # ... and so does the disk: all that was not persisted is dropped (after random writeback).
             mount.cut()
+            syncs = f"{mount.stats['fsync']} fsync, {mount.stats['fsyncdir']} folder fsync"
             cut_writeback, cut_refused = writeback, refuse_flags
             writeback, refuse_flags = plan(round_number + 1)
             mount = Mount(work, writeback, rng.randrange(1 << 32), refuse_flags, log)
@@ -439,7 +445,7 @@ def main():
             cut = f"writeback {cut_writeback:.2f}{', rename flags refused' if cut_refused else ''}"
             promise = "held a version before" if relaxed else "acknowledged or held a version before"
             print(
-                f"round {round_number:3d} {kind}, cut at {delay:4.2f} s ({cut}): {acked} PUTs acknowledged, {in_flight} in flight; "
+                f"round {round_number:3d} {kind}, cut at {delay:4.2f} s ({cut}): {acked} PUTs acknowledged, {in_flight} in flight, {syncs}; "
                 f"after restart: {found.lost} of {found.promised} identifiers that {promise} lost, {found.broken} broken "
                 f"({found.served_wrong} served as 200 with a wrong body); verify: {report.get('healthy', 0)} healthy, "
                 f"{len(report.get('corrupt', []))} corrupt, {len(report.get('orphaned', []))} orphaned",

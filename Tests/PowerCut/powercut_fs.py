@@ -35,6 +35,7 @@ Usage: powercut_fs.py --state FILE [--writeback P] [--seed N] [--refuse-rename-f
 
 import argparse
 import errno
+import json
 import os
 import pickle
 import random
@@ -568,6 +569,7 @@ def main():
     parser.add_argument("--writeback", type=float, default=0.0, help="chance that unsynced state persists at the cut")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--refuse-rename-flags", action="store_true")
+    parser.add_argument("--stats", help="file to write this mount's counts to (JSON) at the cut")
     args = parser.parse_args()
 
     import mfusepy
@@ -597,6 +599,9 @@ def main():
     if args.writeback > 0:
         files, dirs = disk.writeback(args.writeback, random.Random(args.seed))
     kept = disk.save()
+    if args.stats:
+        with open(args.stats, "w") as f:
+            json.dump({**disk.stats, "writeback_files": files, "writeback_folders": dirs, "inodes_kept": kept}, f)
     print(
         f"powercut_fs: cut: {disk.stats['fsync']} fsync, {disk.stats['fsyncdir']} fsyncdir, "
         f"{disk.stats['rename_flags_refused']} renames with flags refused; writeback {args.writeback:.2f} "
