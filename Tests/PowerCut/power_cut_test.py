@@ -10,14 +10,15 @@ checks every identifier:
   there with exactly its content, unless a later PUT of the same identifier may have replaced it;
   an identifier never holds a body nobody sent, nor an unreadable (torn) version;
 - relaxed rounds (`--durability relaxed`): blobs stored durably before are overwritten; after the
-  cut each is its old version or one of the new ones, whole, never empty, torn or gone.
+  cut each is its old version or one of the new ones, whole, never empty, torn or gone. With
+  `--relaxed-creates` they also create new blobs, which must be absent or whole.
 
 Every round ends with `GET /v1/stores/S/verify`, which must find nothing corrupt, and the run ends
 with `blob verify` on the stopped store. Prints per round what was acknowledged and found, then a
 summary; exits 1 on any loss, torn or corrupt blob, 0 when clean, and 0 with a printed reason when
 FUSE cannot be used here (not root, no /dev/fuse, no fusermount3, no mfusepy).
 
-Usage: power_cut_test.py --bin-dir DIR [--seconds S] [--seed N] [--workers N] [--keep]
+Usage: power_cut_test.py --bin-dir DIR [--seconds S] [--seed N] [--workers N] [--relaxed-creates] [--keep]
 """
 
 import argparse
@@ -197,13 +198,19 @@ def random_size(rng):
     return rng.randint(64 * 1024 + 1, 512 * 1024)
 
 
-def writer(index, socket_path, identifiers, versions, stop, seed, counters):
-    """Sends PUTs of its own identifiers (so one identifier has one PUT in flight at most)."""
+def writer(index, socket_path, identifiers, fresh_prefix, versions, stop, seed, counters):
+    """Sends PUTs of its own identifiers (so one identifier has one PUT in flight at most); with a
+    `fresh_prefix`, one PUT in four creates a new blob under it instead."""
     rng = random.Random(seed)
     conn = UnixHTTPConnection(socket_path)
+    created = 0
     try:
-        while not stop.is_set() and identifiers:
-            identifier = rng.choice(identifiers)
+        while not stop.is_set() and (identifiers or fresh_prefix):
+            if fresh_prefix and (not identifiers or rng.random() < 0.25):
+                identifier = f"{fresh_prefix}/{created:04d}"
+                created += 1
+            else:
+                identifier = rng.choice(identifiers)
             body = rng.randbytes(random_size(rng))
             sha = hashlib.sha256(body).hexdigest()
             versions.sending(identifier, sha, len(body))
@@ -338,6 +345,11 @@ def main():
     parser.add_argument("--workers", type=int, default=8, help="concurrent connections sending PUTs")
     parser.add_argument("--ids-per-worker", type=int, default=40)
     parser.add_argument("--relaxed-every", type=int, default=4, help="every Nth round is a relaxed overwrite round")
+    parser.add_argument(
+        "--relaxed-creates",
+        action="store_true",
+        help="relaxed rounds also create new blobs (one PUT in four): each must then be absent or whole",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work folder (kept anyway on failure)")
     args = parser.parse_args()
 
@@ -403,8 +415,9 @@ def main():
             threads = []
             for i in range(args.workers):
                 ids = [x for x in owned[i] if x not in versions.retired and (not relaxed or versions.known.get(x) is not None)]
+                fresh = f"r{round_number}/w{i}" if relaxed and args.relaxed_creates else None
                 worker_seed = rng.randrange(1 << 32)
-                threads.append(threading.Thread(target=writer, args=(i, socket_path, ids, versions, stop, worker_seed, counters)))
+                threads.append(threading.Thread(target=writer, args=(i, socket_path, ids, fresh, versions, stop, worker_seed, counters)))
             for thread in threads:
                 thread.start()
             delay = rng.uniform(0.3, 2.5)
@@ -485,7 +498,7 @@ def main():
         f"power-cut: {totals['rounds']} rounds ({totals['durable']} durable, {totals['relaxed']} relaxed) in {elapsed:.0f} s: "
         f"{totals['acked']} durable PUTs acknowledged; {totals['lost']} of {totals['promised']} promised versions lost "
         f"(summed over rounds), {totals['broken']} broken blobs ({totals['served_wrong']} served as 200 with a wrong body); "
-        f"{totals['relaxed_sent']} relaxed overwrites; verify found {totals['verify_corrupt']} corrupt files"
+        f"{totals['relaxed_sent']} relaxed PUTs; verify found {totals['verify_corrupt']} corrupt files"
     )
     if totals["lost"] or totals["broken"] or totals["verify_corrupt"] or failures:
         for failure in failures[:20]:
