@@ -42,7 +42,10 @@ class Mounted:
         while not os.path.ismount(self.mnt):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.process.kill()
-                print(f"powercut_fs self-test: skipped: powercut_fs did not mount (see {work}/fs.log)")
+                self.process.wait()
+                with open(os.path.join(work, "fs.log"), "rb") as f:
+                    last = f.read().decode(errors="replace").strip().splitlines()[-1:]
+                print(f"powercut_fs self-test: skipped: powercut_fs did not mount: {last}")
                 sys.exit(0)
             time.sleep(0.05)
 
