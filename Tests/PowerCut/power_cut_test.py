@@ -311,7 +311,10 @@ def describe(sha, versions):
 
 def verify(socket_path):
     conn = UnixHTTPConnection(socket_path, timeout=300)
-    status, _, body = request(conn, "GET", f"/v1/stores/{STORE}/verify")
+    try:
+        status, _, body = request(conn, "GET", f"/v1/stores/{STORE}/verify")
+    except (OSError, http.client.HTTPException) as error:
+        status, body = None, f"{type(error).__name__}: {error}".encode()
     conn.close()
     if status == 404:
         return {"healthy": 0, "corrupt": [], "orphaned": []}
