@@ -12,6 +12,8 @@ public final class RemoteBlobStore: BlobStoring {
     public let name: String
     /// The client whose connections this store uses.
     public let client: BlobClient
+    /// The order of the article calls made through this instance (see `RemoteBlobStore+Article.swift`).
+    public let articleCallOrder = ArticleCallOrder()
 
     init(name: String, client: BlobClient) {
         self.name = name
