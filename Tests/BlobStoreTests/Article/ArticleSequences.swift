@@ -77,7 +77,7 @@ struct ArticleModel {
         case .storeNothing:
             return .noData
         case .storeImage(let id, let width):
-            blobs[id] = minimalPNG(width: width, height: 1)
+            blobs[id] = articlePNG(width: width)
             return .stored(id)
         case .storeNonImage:
             return .failed
@@ -92,6 +92,27 @@ struct ArticleModel {
             return .removedAll
         }
     }
+}
+
+/// A complete, decodable PNG one pixel high and `width` pixels wide (8-bit grey, IDAT with one stored
+/// deflate block), so it passes any image validation; the width tells versions apart.
+func articlePNG(width: UInt32) -> Data {
+    func bigEndian(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+    func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
+        let typed = Array(type.utf8) + body
+        return bigEndian(UInt32(body.count)) + typed + bigEndian(crc32(typed))
+    }
+    let row: [UInt8] = [0] + (0..<Int(width)).map { UInt8(truncatingIfNeeded: $0) }  // filter type 0, then the pixels
+    var a: UInt32 = 1, b: UInt32 = 0
+    for byte in row {
+        a = (a + UInt32(byte)) % 65521
+        b = (b + a) % 65521
+    }
+    let length = UInt16(row.count)
+    let zlib: [UInt8] = [0x78, 0x01, 0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
+        + row + bigEndian(b << 16 | a)
+    let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    return Data(signature + chunk("IHDR", bigEndian(width) + bigEndian(1) + [8, 0, 0, 0, 0]) + chunk("IDAT", zlib) + chunk("IEND", []))
 }
 
 /// SplitMix64: deterministic, so a failing seed reproduces.
@@ -157,7 +178,7 @@ enum ArticleSequences {
             case .storeNothing(let id):
                 store.storeData({ nil }, identifier: id, completionQueue: queue, completionHandler: storeResult)
             case .storeImage(let id, let width):
-                store.storeImage(minimalPNG(width: width, height: 1), identifier: id, completionQueue: queue, completionHandler: storeResult)
+                store.storeImage(articlePNG(width: width), identifier: id, completionQueue: queue, completionHandler: storeResult)
             case .storeNonImage(let id):
                 store.storeImage(Data("not an image".utf8), identifier: id, completionQueue: queue, completionHandler: storeResult)
             case .load(let id):
