@@ -261,6 +261,10 @@ public final class RemoteBlobStore: BlobStoring {
     }
 
     /// This store's changes from the daemon's feed; ends when the feed fails for good (see ``BlobClient/changes(store:)``).
+    ///
+    /// Unlike the embedded stores' streams, which subscribe inside the call, this one starts when
+    /// the daemon receives the feed's request, on a background thread shortly after the call:
+    /// changes committed in between are not delivered.
     public func changes() -> AsyncStream<BlobChange> {
         let feed = client.changes(store: name)
         return AsyncStream { continuation in

@@ -109,7 +109,7 @@ import Testing
         let store = try daemon.client().store("article")
         var generator = SplitMix(state: 0x0A7D_9EBA)
         var blobs: [String: Data] = [:]
-        for iteration in 0..<200 {
+        for iteration in 0..<100 {
             let steps: [Step] = (0..<10).map { index in
                 let id = ["a", "b"].randomElement(using: &generator)!
                 switch Int.random(in: 0..<100, using: &generator) {
@@ -141,7 +141,7 @@ import Testing
     @Test func loadRightAfterRemoveOrRemoveAllLoadsNothing() async throws {
         let daemon = try DaemonFixture()
         let store = try daemon.client().store("article")
-        for round in 0..<100 {
+        for round in 0..<50 {
             try await store.put(Data("v\(round)".utf8), identifier: "a")
             try await store.put(Data("w\(round)".utf8), identifier: "b")
             let (outcomes, _) = await Self.run([.remove("a"), .load("a"), .load("b"), .removeAll, .load("b")], on: store)
@@ -153,7 +153,7 @@ import Testing
     @Test func loadRightAfterStoreLoadsTheNewData() async throws {
         let daemon = try DaemonFixture()
         let store = try daemon.client().store("article")
-        for round in 0..<100 {
+        for round in 0..<50 {
             let (outcomes, _) = await Self.run([.store("a", "new\(round)"), .load("a"), .storeImage("a", UInt32(round + 1)), .loadImage("a")], on: store)
             #expect(outcomes == ["stored a", "data new\(round)", "stored a", "image w\(round + 1)"], "round \(round)")
             if outcomes != ["stored a", "data new\(round)", "stored a", "image w\(round + 1)"] { return }

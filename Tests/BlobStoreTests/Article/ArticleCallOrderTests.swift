@@ -26,7 +26,8 @@ enum ArticleStoreKind: String, CaseIterable, Sendable {
     @Test(arguments: ArticleStoreKind.allCases)
     func randomSequencesMatchTheSequentialModel(kind: ArticleStoreKind) async throws {
         try await withArticleStore(kind) { store in
-            let mismatch = await ArticleSequences.check(store, iterations: 1000, length: 12, seed: 0x0A7D_9EBA)
+            // Fewer on disk, where every change is a commit; the order itself is the same code.
+            let mismatch = await ArticleSequences.check(store, iterations: kind == .memory ? 1000 : 500, length: 12, seed: 0x0A7D_9EBA)
             #expect(mismatch == nil, "\(mismatch ?? "")")
         }
     }
