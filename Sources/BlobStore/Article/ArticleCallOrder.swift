@@ -14,15 +14,15 @@ import Dispatch
 ///
 /// Data providers and transformers are caller code that may block, so they run on ``workQueue``.
 /// A provider starts as soon as its `storeData` is called, beside earlier calls; only the write
-/// waits for them. A call that a provider makes to the same store's article API on the provider's
-/// own thread (or in a task it starts there) is ordered just before the `storeData` it feeds — the
-/// article would deadlock there; here a provider can read what it transforms.
+/// waits for them. A call that a provider makes to the same store's article API while it runs, on
+/// the provider's own thread (or in a task it starts there), is ordered just before the `storeData`
+/// it feeds — the article would deadlock there; here a provider can read what it transforms.
 ///
 /// Who owns what: `state` (a lock) owns the frontiers; each ``ArticleCall`` owns its own counters
-/// under its own lock. The store's lock is never taken while a call's lock is held.
+/// under its own lock. A call's lock may be taken while `state`'s is held, never the other way round.
+/// Nothing runs caller code or starts work while holding either.
 public final class ArticleCallOrder: Sendable {
-    /// Where calls wait for nothing but their dependencies to finish: providers, transformers and
-    /// the hand-off of results to completion queues.
+    /// Where data providers, data transformers and the hand-off of results to completion queues run.
     public let workQueue: DispatchQueue
 
     private let state = Locked(State())
