@@ -72,6 +72,24 @@ enum ArticleStoreKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// Stores opened on the same folder share one engine, and so one order.
+    @Test func storesOnTheSameFolderShareTheOrder() async throws {
+        let configuration = StoreConfiguration(durability: .relaxed)
+        let first = try PersistentDataStore(name: "article", root: root.url, configuration: configuration)
+        let second = try PersistentDataStore(name: "article", root: root.url, configuration: configuration)
+        #expect(first.articleCallOrder === second.articleCallOrder)
+        for round in 0..<200 {
+            try await first.put(Data("v\(round)".utf8), identifier: "a")
+            let queue = DispatchQueue(label: "handlers")
+            first.removeData(forIdentifier: "a", completionQueue: queue)
+            let loaded: Data? = await withCheckedContinuation { continuation in
+                second.loadData(forIdentifier: "a", dataTransformer: { $0 }, completionQueue: queue) { continuation.resume(returning: $0) }
+            }
+            #expect(loaded == nil, "round \(round)")
+            if loaded != nil { return }
+        }
+    }
+
     /// A load made while the provider of an earlier `storeData` is still running waits for it: ordering
     /// wins over the provider running outside the barrier.
     @Test(arguments: ArticleStoreKind.allCases)
