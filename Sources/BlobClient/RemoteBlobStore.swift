@@ -12,6 +12,8 @@ public final class RemoteBlobStore: BlobStoring {
     public let name: String
     /// The client whose connections this store uses.
     public let client: BlobClient
+    /// The order of the article calls made through this instance (see `RemoteBlobStore+Article.swift`).
+    public let articleCallOrder = ArticleCallOrder()
 
     init(name: String, client: BlobClient) {
         self.name = name
@@ -259,6 +261,10 @@ public final class RemoteBlobStore: BlobStoring {
     }
 
     /// This store's changes from the daemon's feed; ends when the feed fails for good (see ``BlobClient/changes(store:)``).
+    ///
+    /// Unlike the embedded stores' streams, which subscribe inside the call, this one starts when
+    /// the daemon receives the feed's request, on a background thread shortly after the call:
+    /// changes committed in between are not delivered.
     public func changes() -> AsyncStream<BlobChange> {
         let feed = client.changes(store: name)
         return AsyncStream { continuation in

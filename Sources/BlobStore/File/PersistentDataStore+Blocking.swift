@@ -33,6 +33,10 @@ extension PersistentDataStore {
     }
 
     /// Removes a blob if `condition` holds; `completion` gets whether it existed (on a store queue).
+    ///
+    /// The remove is queued for the committer before this returns, behind every change queued
+    /// before it (through this API, ``BlobUpload/commit(completion:)`` or the async API), so changes
+    /// made one after another commit in that order. A read sees it once `completion` has run.
     public func remove(_ identifier: String, condition: WriteCondition, completion: @escaping @Sendable (Swift.Result<Bool, any Error>) -> Void) {
         if let rule = BlobIdentifier.violation(in: identifier) {
             completion(.failure(BlobStoreError.invalidIdentifier(identifier: identifier, rule: rule)))
@@ -47,6 +51,8 @@ extension PersistentDataStore {
     }
 
     /// Removes every blob; `completion` runs on a store queue. (Named apart from the article's `removeAll(completionQueue:completionHandler:)`, so a trailing closure is never ambiguous.)
+    ///
+    /// Queued before this returns, in call order with other changes, as ``remove(_:condition:completion:)`` is.
     public func removeAllBlobs(completion: @escaping @Sendable (Swift.Result<Void, any Error>) -> Void) {
         core.submit(.removeAll(durable: configuration.durability == .durable)) { result in completion(result.map { _ in () }) }
     }

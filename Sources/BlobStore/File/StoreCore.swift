@@ -113,6 +113,8 @@ final class StoreCore: @unchecked Sendable {
     /// Tests only: while not nil, commits append what they do, in order, so a test can check the
     /// durability protocol (content synced before its rename, folder synced before the acknowledgement).
     let commitLog = Locked<[CommitEvent]?>(nil)
+    /// The order of the article calls made through any ``PersistentDataStore`` on this folder.
+    let articleCallOrder = ArticleCallOrder()
     private let lockDescriptor: FileDescriptor
 
     /// Opens (creating if needed) the store `name` under `root`: takes its lock, finishes an interrupted

@@ -56,6 +56,9 @@ public final class InMemoryBlobStore: BlobStoring {
 
     private let state = Locked(State())
 
+    /// The order of the article calls made through this instance (``ArticleDataStoring``).
+    public let articleCallOrder = ArticleCallOrder()
+
     /// Creates an empty store; throws ``BlobStoreError/invalidStoreName(name:reason:)`` for a bad name.
     public init(name: String = "memory") throws {
         try StoreName.validate(name)
@@ -316,3 +319,6 @@ public final class InMemoryBlobStore: BlobStoring {
         }
     }
 }
+
+/// The article's completion-handler API (``ArticleDataStoring``), ordered per instance.
+extension InMemoryBlobStore: ArticleDataStoring {}
