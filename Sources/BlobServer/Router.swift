@@ -108,7 +108,7 @@ final class Router: Sendable {
 
     /// The store, or a 404 when it has never been written.
     func existingStore(_ name: String) throws -> PersistentDataStore {
-        guard let store = try stores.store(name, create: false) else {
+        guard let store = try stores.existing(name) else {
             throw APIError(.notFound, "not_found", "store '\(name)' not found")
         }
         return store
@@ -192,9 +192,11 @@ final class Router: Sendable {
         let directory = stores, metrics = metrics, events = events
         return .deferred { reply in
             Task {
+                // Only the stores this daemon has open: opening one takes its lock, which would shut
+                // other processes out of stores the daemon never served.
                 var totals: [(name: String, statistics: StoreStatistics)] = []
-                for name in (try? directory.storeNames()) ?? [] {
-                    guard let store = try? directory.store(name, create: false), let statistics = try? await store.statistics() else { continue }
+                for (name, store) in directory.openStores().sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }) {
+                    guard let statistics = try? await store.statistics() else { continue }
                     totals.append((name, statistics))
                 }
                 var response = Response(status: .ok)
@@ -212,7 +214,7 @@ final class Router: Sendable {
                 do {
                     var result: [(name: String, statistics: StoreStatistics)] = []
                     for name in try directory.storeNames() {
-                        guard let store = try directory.store(name, create: false) else { continue }
+                        guard let store = try directory.existing(name) else { continue }
                         result.append((name, try await store.statistics()))
                     }
                     reply(Response(status: .ok, json: JSONWriter.stores(result)))
@@ -226,7 +228,7 @@ final class Router: Sendable {
     // MARK: Removes
 
     private func removeAll(store name: String) throws -> RequestAction {
-        guard let store = try stores.store(name, create: false) else { return .respond(Response(status: .noContent)) }
+        guard let store = try stores.existing(name) else { return .respond(Response(status: .noContent)) }
         return .deferred { reply in
             store.removeAllBlobs { result in
                 switch result {
