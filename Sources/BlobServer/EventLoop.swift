@@ -56,8 +56,9 @@ final class EventLoop: @unchecked Sendable {
     /// connection lingers equally long). Entries of connections closed since are skipped.
     private var lingering: [(fd: Int32, serial: UInt64, deadline: DispatchTime)] = []
     private var lingerHead = 0
-    /// A streaming client that lets this much output pile up is too slow and is dropped.
-    private static let streamBacklogLimit = 4 << 20
+    /// An event stream takes frames from the log only once the socket has taken everything before,
+    /// and then about this many bytes: what a slow reader costs the daemon beyond the shared log.
+    private static let eventBatchBytes = 64 << 10
     /// Connections in state `streaming` (they get heartbeats).
     private var streamingCount = 0
     private var nextHeartbeat = DispatchTime.now()
@@ -220,6 +221,17 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             if c.state == .streaming {
+                // Everything written so far is out: take the next frames (paced by the client's reading).
+                if let subscription = c.subscription {
+                    switch subscription.take(into: &c.out, limit: EventLoop.eventBatchBytes) {
+                    case .frames: continue
+                    case .nothing: break
+                    case .dropped:
+                        log(.info, "fd \(c.socket.rawValue): event subscriber too slow, dropped")
+                        close(c)
+                        return
+                    }
+                }
                 // Nothing more is expected from an event-stream client; reading notices when it leaves.
                 do {
                     guard let n = try c.socket.receive(into: c.buffer) else { return }
@@ -562,7 +574,8 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Event streams
 
     /// Answers `/v1/events` with a Server-Sent Events head and keeps the connection for event frames.
-    /// The body is close-delimited: the stream ends when either side closes.
+    /// The body is close-delimited: the stream ends when either side closes. The head goes out
+    /// first; frames (a reconnecting client's backlog included) follow as the client reads them.
     private func startEventStream(_ c: Connection, store: String?, after lastEventID: UInt64?, discardBody: Bool) {
         if discardBody {
             queue(APIError(.badRequest, "bad_request", "GET /v1/events takes no body").response(close: true), to: c)
@@ -582,17 +595,16 @@ final class EventLoop: @unchecked Sendable {
         c.subscription = router.events.subscribe(store: store, after: lastEventID) { [weak self] in
             self?.post { loop in loop.pumpEvents(fd: fd, serial: serial) }
         }
-        pumpEvents(fd: fd, serial: serial)
+        // `drive` (the caller) writes the head, then takes the first frames.
     }
 
-    /// Moves waiting event frames of one streaming connection into its output and writes them.
+    /// The log has news for one streaming connection: new events, or that it was dropped.
     private func pumpEvents(fd: Int32, serial: UInt64) {
         guard Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, c.state == .streaming,
             let subscription = c.subscription
         else { return }
-        let (frames, dropped) = subscription.take()
-        for frame in frames { c.out += frame }
-        if dropped || c.out.count - c.outOffset > EventLoop.streamBacklogLimit {
+        // Checked here too: a dropped reader usually has output stuck, so `drive` would not get to `take`.
+        if subscription.isDropped {
             log(.info, "fd \(fd): event subscriber too slow, dropped")
             close(c)
             return
@@ -602,7 +614,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func sendHeartbeats() {
         nextHeartbeat = DispatchTime.now() + heartbeatInterval
-        for case let c? in connections where c.state == .streaming {
+        // Only idle streams need one; a stream with output waiting is not idle.
+        for case let c? in connections where c.state == .streaming && !c.hasPendingOutput {
             c.out += SSEFrame.heartbeat
             drive(c)
         }
