@@ -207,19 +207,31 @@ final class Router: Sendable {
         }
     }
 
+    /// Every store folder, without opening any: opening one takes its lock, which would shut other
+    /// processes out of stores this daemon never served. Totals come from the stores the daemon
+    /// has open; the others say whether another process holds them.
     private func listStores() -> RequestAction {
         let directory = stores
         return .deferred { reply in
-            Task {
-                do {
-                    var result: [(name: String, statistics: StoreStatistics)] = []
-                    for name in try directory.storeNames() {
-                        guard let store = try directory.existing(name) else { continue }
-                        result.append((name, try await store.statistics()))
-                    }
-                    reply(Response(status: .ok, json: JSONWriter.stores(result)))
-                } catch {
+            // The root's listing and the lock table are blocking reads: kept off the loop and the concurrency pool.
+            DispatchQueue.global(qos: .default).async {
+                let names: [String]
+                do { names = try directory.storeNames() } catch {
                     reply(APIError(error).response())
+                    return
+                }
+                let open = directory.openStores()
+                let holders = StoreLockHolders.holders(of: names.filter { open[$0] == nil }, root: directory.root.path)
+                Task {
+                    var entries: [JSONWriter.StoreEntry] = []
+                    for name in names {
+                        var entry = JSONWriter.StoreEntry(name: name, open: open[name] != nil, heldBy: holders[name])
+                        if let store = open[name] {
+                            do { entry.statistics = try await store.statistics() } catch { entry.error = "\(error)" }
+                        }
+                        entries.append(entry)
+                    }
+                    reply(Response(status: .ok, json: JSONWriter.stores(entries)))
                 }
             }
         }
