@@ -1,6 +1,5 @@
 import BlobStore
 import BlobSystem
-import Dispatch
 import HTTP1
 
 /// One client connection's state. Owned by exactly one event loop and touched only on its thread.
@@ -80,9 +79,8 @@ final class Connection {
     /// (or could not be parsed), cleared once the body is read to its end. A connection closed while
     /// this is set lingers first, so that a client still sending gets to read the answer.
     var bodyPending = false
-    /// In state `lingering`: bytes discarded so far, and when to stop waiting for more.
+    /// In state `lingering`: bytes discarded so far.
     var lingered = 0
-    var lingerDeadline = DispatchTime.now()
     /// The peer failed the credentials check: its first request gets 403 and the connection closes.
     var refused = false
     var closed = false

@@ -331,8 +331,7 @@ final class EventLoop: @unchecked Sendable {
         c.start = 0
         c.end = 0
         c.lingered = 0
-        c.lingerDeadline = DispatchTime.now() + EventLoop.lingerSeconds
-        lingering.append((c.socket.rawValue, c.serial, c.lingerDeadline))
+        lingering.append((c.socket.rawValue, c.serial, DispatchTime.now() + EventLoop.lingerSeconds))
     }
 
     /// Reads and drops input; `true` if it made progress (call again), `false` when it waits or closed.

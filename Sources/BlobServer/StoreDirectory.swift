@@ -16,6 +16,13 @@ final class StoreDirectory: Sendable {
         var open: [String: PersistentDataStore] = [:]
         /// Stores created for a put that has not committed yet, with how many puts hold a claim on each.
         var unconfirmed: [String: Int] = [:]
+
+        /// The open store `name` unless its first put is still in progress. Every request looks its
+        /// store up here; the (nearly always) empty `unconfirmed` is not hashed into.
+        func confirmedStore(_ name: String) -> PersistentDataStore? {
+            guard unconfirmed.isEmpty || unconfirmed[name] == nil else { return nil }
+            return open[name]
+        }
     }
 
     /// The root folder.
@@ -43,7 +50,7 @@ final class StoreDirectory: Sendable {
     func existing(_ name: String) throws -> PersistentDataStore? {
         // A name among the open stores was validated when its store opened: every request looks its
         // store up here, and validating first cost a fiftieth of a GET's instructions.
-        if let known = state.withLock({ $0.unconfirmed[name] == nil ? $0.open[name] : nil }) { return known }
+        if let known = state.withLock({ $0.confirmedStore(name) }) { return known }
         try StoreName.validate(name)
         guard folderExists(name) else { return nil }
         return try state.withLock { state -> PersistentDataStore? in
@@ -60,7 +67,7 @@ final class StoreDirectory: Sendable {
     /// created for a put that has not committed yet (this one or a concurrent one), and must be
     /// ended with the put's outcome.
     func storeForPut(_ name: String) throws -> (store: PersistentDataStore, claim: NewStoreClaim?) {
-        if let known = state.withLock({ $0.unconfirmed[name] == nil ? $0.open[name] : nil }) { return (known, nil) }
+        if let known = state.withLock({ $0.confirmedStore(name) }) { return (known, nil) }
         try StoreName.validate(name)
         return try state.withLock { state in
             if let existing = state.open[name] {
