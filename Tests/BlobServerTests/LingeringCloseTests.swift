@@ -29,6 +29,23 @@ struct LingeringCloseTests {
         #expect(try Hostile.fetch(daemon, Hostile.get("/v1/stores/linger/blobs")).status == 404)
     }
 
+    /// The same for a body refused at its first bytes (a malformed chunked body).
+    @Test func aClientWritingAMalformedChunkedBodyReadsTheRefusal() throws {
+        let daemon = try DaemonProcess()
+        let client = try WireClient(path: daemon.socketPath)
+        let head = Array("PUT /v1/stores/linger/blobs/x HTTP/1.1\r\nHost: blobd\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n".utf8)
+        #expect(client.send(head + [UInt8](repeating: 0x41, count: 16 << 20)), "the daemon cut the body off")
+        let response = try client.readResponse(method: "PUT")
+        #expect(response.status == 400)
+        #expect(response.errorCode == "bad_request")
+        #expect(client.awaitClose())
+    }
+
+    /// A request refused by its head, announcing more than the daemon reads before answering.
+    static func refusedHugePut(length: Int) -> [UInt8] {
+        Array("PUT /v1/stores/BAD/blobs/x HTTP/1.1\r\nHost: blobd\r\nContent-Length: \(length)\r\n\r\n".utf8)
+    }
+
     @Test func aHugeDeclaredBodyIsAnsweredAtOnce() throws {
         let daemon = try DaemonProcess()
         // Refused by its head: answered without waiting for a body the daemon will not read whole.
@@ -59,7 +76,7 @@ struct LingeringCloseTests {
         let daemon = try DaemonProcess()
         let client = try WireClient(path: daemon.socketPath)
         let length = 256 << 20
-        var sent = client.send(Self.refusedImagePut("huge", length: length))
+        var sent = client.send(Self.refusedHugePut(length: length))
         // Sends until the daemon closes: after 64 MiB discarded (plus what the socket buffers hold).
         let piece = [UInt8](repeating: 0x41, count: 1 << 20)
         var total = 0
@@ -76,8 +93,8 @@ struct LingeringCloseTests {
     @Test func aClientThatStopsSendingIsClosedAfterTheTimeBound() throws {
         let daemon = try DaemonProcess()
         let client = try WireClient(path: daemon.socketPath)
-        client.send(Self.refusedImagePut("stalled", length: 16 << 20) + [UInt8](repeating: 0x41, count: 1 << 20))
-        #expect(try client.readResponse(method: "PUT").status == 415)
+        client.send(Self.refusedHugePut(length: 100 << 20) + [UInt8](repeating: 0x41, count: 1 << 20))
+        #expect(try client.readResponse(method: "PUT").status == 400)
         // The daemon still reads (and discards) for a while, then closes its end for good: a write
         // then fails. Within the documented 5 seconds, with slack for a loaded machine.
         let started = Date()
