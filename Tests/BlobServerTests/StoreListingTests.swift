@@ -55,4 +55,22 @@ struct StoreListingTests {
         #expect(try client.request("GET", "/v1/stores/held/blobs").status == 503)
         _ = held
     }
+
+    /// An open store whose totals cannot be read is listed with `error` instead of failing the listing.
+    @Test func anOpenStoreWhoseTotalsCannotBeReadIsListedWithAnError() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        #expect(try client.request("PUT", "/v1/stores/broken/blobs/a", body: [1]).status == 201)
+        #expect(try client.request("PUT", "/v1/stores/fine/blobs/a", body: [1]).status == 201)
+        // The totals are counted the first time they are asked for: take away what they are counted from.
+        try FileManager.default.removeItem(atPath: daemon.root + "/broken/b")
+        let response = try client.request("GET", "/v1/stores")
+        #expect(response.status == 200, "\(response.text)")
+        let list = try #require(response.json?["stores"] as? [[String: Any]])
+        #expect(list.map { $0["name"] as? String } == ["broken", "fine"])
+        #expect(list.first?["open"] as? Bool == true)
+        #expect(list.first?["count"] == nil && list.first?["bytes"] == nil)
+        #expect((list.first?["error"] as? String)?.isEmpty == false, "\(response.text)")
+        #expect(list.last?["count"] as? Int == 1)
+    }
 }
