@@ -107,14 +107,25 @@ struct EventsAndMetricsTests {
     }
 
     /// A subscriber that stops reading is disconnected once an event it has not been sent leaves the
-    /// daemon's log of the last 10,000 events.
+    /// daemon's log of the last 10,000 events: not before, and long before the 4 MiB of frames
+    /// (about 15,000 of these) the daemon once let pile up.
     @Test func aReaderThatFallsTenThousandEventsBehindIsDisconnected() throws {
         // No heartbeats: reading a stream that is kept open times out instead of going on forever.
         let daemon = try DaemonProcess(extraArguments: ["--heartbeat", "3600"])
         let writer = try daemon.connect()
         let slow = try openStream(daemon)
-        // What the sockets hold (about a thousand frames) plus 10,000: still under 4 MiB of frames.
-        try putMany(writer, store: "s", prefix: "", count: 12_000)
+        #expect(Hostile.metric(daemon, "blobd_event_subscribers") == 1)
+        try putMany(writer, store: "s", prefix: "", count: 10_000)
+        // Nothing it is owed has left the log yet, however little it read.
+        #expect(Hostile.metric(daemon, "blobd_event_subscribers") == 1)
+        // Then each batch pushes out events; it is dropped once one it was not sent goes (the
+        // sockets hold some hundreds of frames it was sent). The drop is counted before a put is answered.
+        var puts = 10_000
+        while puts < 14_000, Hostile.metric(daemon, "blobd_event_subscribers") == 1 {
+            try putMany(writer, store: "s", prefix: "more\(puts)-", count: 100)
+            puts += 100
+        }
+        #expect(Hostile.metric(daemon, "blobd_event_subscribers") == 0, "still subscribed after \(puts) events")
         #expect(slow.isClosedByPeer(), "a reader more than 10,000 events behind was kept")
         // A reader that keeps up is not disconnected by the same traffic.
         let steady = try openStream(daemon)
