@@ -99,12 +99,14 @@ public enum JSONOutput {
         return .object([("format", .string(image.format.rawValue)), ("width", .int(Int64(image.width))), ("height", .int(Int64(image.height)))])
     }
 
-    /// `{"name","count","bytes"}`.
+    /// `{"name","count","bytes"}` (`null` totals when unknown), and `"heldBy"` when another process holds the store.
     public static func store(_ summary: StoreSummary) -> JSONValue {
-        .object([
-            ("name", .string(summary.name)), ("count", .int(Int64(summary.statistics.count))),
-            ("bytes", .int(summary.statistics.bytes)),
-        ])
+        var fields: [(String, JSONValue)] = [
+            ("name", .string(summary.name)), ("count", summary.statistics.map { .int(Int64($0.count)) } ?? .null),
+            ("bytes", summary.statistics.map { .int($0.bytes) } ?? .null),
+        ]
+        if let holder = summary.heldBy { fields.append(("heldBy", .string(holder))) }
+        return .object(fields)
     }
 
     /// `{"store","healthy","corrupt":[{"path","identifier","reason"}],"orphaned":[…],"clean"}`.

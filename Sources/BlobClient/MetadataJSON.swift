@@ -50,8 +50,10 @@ enum MetadataJSON {
     private struct WireStores: Decodable {
         struct Entry: Decodable {
             var name: String
-            var count: Int
-            var bytes: Int64
+            /// Present for the stores the daemon has open.
+            var count: Int?
+            var bytes: Int64?
+            var heldBy: String?
         }
         var stores: [Entry]
     }
@@ -69,8 +71,10 @@ enum MetadataJSON {
 
     /// Decodes `GET /v1/stores`.
     static func stores(from bytes: [UInt8]) throws -> [StoreSummary] {
-        try decode(WireStores.self, bytes).stores.map {
-            StoreSummary(name: $0.name, statistics: StoreStatistics(count: $0.count, bytes: $0.bytes))
+        try decode(WireStores.self, bytes).stores.map { entry in
+            var totals: StoreStatistics?
+            if let count = entry.count, let bytes = entry.bytes { totals = StoreStatistics(count: count, bytes: bytes) }
+            return StoreSummary(name: entry.name, statistics: totals, heldBy: entry.heldBy)
         }
     }
 

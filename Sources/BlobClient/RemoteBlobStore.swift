@@ -239,10 +239,19 @@ public final class RemoteBlobStore: BlobStoring {
         return response.status != 404
     }
 
-    /// Count and total size, from `GET /v1/stores` (zero for a store never written).
+    /// Count and total size, from `GET /v1/stores` (zero for a store never written). The daemon
+    /// reports totals only for the stores it has open, so for one it has not opened yet this first
+    /// has it open the store (by listing one item), as any use of the store through it would.
     public func statistics() async throws -> StoreStatistics {
-        let all = try await client.stores()
-        return all.first(where: { $0.name == name })?.statistics ?? StoreStatistics(count: 0, bytes: 0)
+        for attempt in 0..<2 {
+            guard let summary = try await client.stores().first(where: { $0.name == name }) else { return StoreStatistics(count: 0, bytes: 0) }
+            if let totals = summary.statistics { return totals }
+            if let holder = summary.heldBy {
+                throw BlobStoreError.storeLocked(path: "store '\(name)' (served by blobd)", holder: holder)
+            }
+            if attempt == 0 { _ = try await list(ListQuery(limit: 1)) }
+        }
+        throw BlobClientError.protocolError("blobd lists store '\(name)' without totals after opening it")
     }
 
     /// One page of `GET /v1/stores/{store}/blobs` (an empty last page for a store never written).

@@ -14,6 +14,9 @@ final class Connection {
         case waiting
         /// Sending change events (`/v1/events`) until the client or the daemon closes.
         case streaming
+        /// The response that ends the connection is out and the rest of a request body is read and
+        /// discarded, within limits, before closing (see `EventLoop.lingerByteLimit`).
+        case lingering
     }
 
     /// A request body being read: streamed into an upload, or discarded before an error response.
@@ -72,6 +75,12 @@ final class Connection {
     var requestStarted: UInt64 = 0
     var operation = MetricOperation.other
     var bodyBytes: Int64 = 0
+    /// The current request has (or may have) body bytes still to come: set when its head is read
+    /// (or could not be parsed), cleared once the body is read to its end. A connection closed while
+    /// this is set lingers first, so that a client still sending gets to read the answer.
+    var bodyPending = false
+    /// In state `lingering`: bytes discarded so far.
+    var lingered = 0
     /// The peer failed the credentials check: its first request gets 403 and the connection closes.
     var refused = false
     var closed = false

@@ -44,8 +44,21 @@ final class EventLoop: @unchecked Sendable {
     /// doubles, up to twice `net.core.wmem_max`) lets most of it go in one. Asked only for large
     /// bodies: the buffer is a limit, and a client that stops reading holds that much kernel memory.
     static let largeBodySendBuffer: Int32 = 1 << 20
-    /// A streaming client that lets this much output pile up is too slow and is dropped.
-    private static let streamBacklogLimit = 4 << 20
+    /// Lingering close: after answering a request whose body is still arriving (a refused upload,
+    /// an error answered before the body was read) with a closing response, the loop half-closes
+    /// its side, then reads and discards at most this many more bytes, for at most
+    /// ``lingerSeconds``, before closing. A client that writes its whole body before reading (most
+    /// HTTP libraries unless they send `Expect: 100-continue`) would otherwise fail with `EPIPE` and
+    /// never read the answer; the bounds keep a client from holding the daemon busy for long.
+    static let lingerByteLimit = 64 << 20
+    static let lingerSeconds = 5.0
+    /// Connections in state `lingering` and when each must close, in deadline order (every
+    /// connection lingers equally long). Entries of connections closed since are skipped.
+    private var lingering: [(fd: Int32, serial: UInt64, deadline: DispatchTime)] = []
+    private var lingerHead = 0
+    /// An event stream takes frames from the log only once the socket has taken everything before,
+    /// and then about this many bytes: what a slow reader costs the daemon beyond the shared log.
+    private static let eventBatchBytes = 64 << 10
     /// Connections in state `streaming` (they get heartbeats).
     private var streamingCount = 0
     /// This loop's `Date` header line, formatted once a second.
@@ -85,8 +98,8 @@ final class EventLoop: @unchecked Sendable {
             loop.drainDeadline = deadline
             for case let connection? in loop.connections {
                 connection.keepAlive = false
-                // An event stream never finishes by itself: end it now.
-                if connection.isIdle || connection.state == .streaming { loop.close(connection) }
+                // An event stream never finishes by itself, and a lingering connection has had its answer: end them now.
+                if connection.isIdle || connection.state == .streaming || connection.state == .lingering { loop.close(connection) }
             }
         }
     }
@@ -106,7 +119,12 @@ final class EventLoop: @unchecked Sendable {
     private func run() {
         var events = [Epoll.Event](repeating: Epoll.Event(), count: 256)
         while running {
-            let timeout: Int32 = draining ? 50 : streamingCount > 0 ? Int32(heartbeatInterval * 1000) : -1
+            var timeout: Int32 = draining ? 50 : streamingCount > 0 ? Int32(heartbeatInterval * 1000) : -1
+            if lingerHead < lingering.count {
+                let now = DispatchTime.now().uptimeNanoseconds, deadline = lingering[lingerHead].deadline.uptimeNanoseconds
+                let wait = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 + 1 : 0)
+                timeout = timeout < 0 ? wait : min(timeout, wait)
+            }
             let count: Int
             do { count = try epoll.wait(into: &events, timeoutMilliseconds: timeout) } catch {
                 log(.error, "loop \(index): epoll_wait failed: \(error)")
@@ -127,6 +145,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             if streamingCount > 0, DispatchTime.now() >= nextHeartbeat { sendHeartbeats() }
+            if lingerHead < lingering.count { endExpiredLingering() }
             if draining && (liveCount == 0 || Date() >= drainDeadline) { running = false }
         }
         runInbox()
@@ -199,7 +218,22 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             if c.state == .waiting { return }
+            if c.state == .lingering {
+                guard linger(c) else { return }
+                continue
+            }
             if c.state == .streaming {
+                // Everything written so far is out: take the next frames (paced by the client's reading).
+                if let subscription = c.subscription {
+                    switch subscription.take(into: &c.out, limit: EventLoop.eventBatchBytes) {
+                    case .frames: continue
+                    case .nothing: break
+                    case .dropped:
+                        log(.info, "fd \(c.socket.rawValue): event subscriber too slow, dropped")
+                        close(c)
+                        return
+                    }
+                }
                 // Nothing more is expected from an event-stream client; reading notices when it leaves.
                 do {
                     guard let n = try c.socket.receive(into: c.buffer) else { return }
@@ -218,6 +252,7 @@ final class EventLoop: @unchecked Sendable {
             if c.end == Connection.bufferCapacity { c.compact() }
             if c.end == Connection.bufferCapacity {
                 // Only a head can fill the buffer without being consumed, and the parser's limit is below it.
+                c.bodyPending = true
                 queue(APIError(.requestHeaderFieldsTooLarge, "bad_request", "the request head is too large").response(close: true), to: c)
                 continue
             }
@@ -277,13 +312,70 @@ final class EventLoop: @unchecked Sendable {
         return true
     }
 
-    /// The current response is fully written: close or get ready for the next request.
+    /// The current response is fully written: close (lingering first if a body is still arriving)
+    /// or get ready for the next request.
     private func finishResponse(_ c: Connection) {
         c.responseQueued = false
         if c.closeAfterResponse || draining {
-            close(c)
+            if c.bodyPending && !c.inputClosed && !draining { startLingering(c) } else { close(c) }
         } else {
             c.state = .head
+        }
+    }
+
+    // MARK: Lingering close
+
+    /// Half-closes the connection (the client reads the answer, then end of stream) and starts
+    /// discarding what the client still sends.
+    private func startLingering(_ c: Connection) {
+        _ = shutdown(c.socket.rawValue, Int32(SHUT_WR))
+        c.state = .lingering
+        c.start = 0
+        c.end = 0
+        c.lingered = 0
+        lingering.append((c.socket.rawValue, c.serial, DispatchTime.now() + EventLoop.lingerSeconds))
+    }
+
+    /// Reads and drops input; `true` if it made progress (call again), `false` when it waits or closed.
+    private func linger(_ c: Connection) -> Bool {
+        if c.inputClosed {
+            close(c)
+            return false
+        }
+        guard c.mayHaveInput else { return false }
+        do {
+            guard let n = try c.socket.receive(into: c.buffer) else {
+                c.mayHaveInput = false
+                return false
+            }
+            c.lingered += n
+            if n == 0 || c.lingered >= EventLoop.lingerByteLimit {
+                if n > 0 { log(.info, "fd \(c.socket.rawValue): closing after discarding \(c.lingered) bytes of a refused body") }
+                close(c)
+                return false
+            }
+            if n < c.buffer.count && !c.hangUpSeen { c.mayHaveInput = false }
+            return true
+        } catch {
+            close(c)
+            return false
+        }
+    }
+
+    /// Closes the lingering connections whose time is up.
+    private func endExpiredLingering() {
+        let now = DispatchTime.now()
+        while lingerHead < lingering.count, lingering[lingerHead].deadline <= now {
+            let (fd, serial, _) = lingering[lingerHead]
+            lingerHead += 1
+            if Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, c.state == .lingering { close(c) }
+        }
+        if lingerHead == lingering.count {
+            lingering.removeAll(keepingCapacity: true)
+            lingerHead = 0
+        } else if lingerHead > 1024 {
+            lingering.removeFirst(lingerHead)
+            lingerHead = 0
         }
     }
 
@@ -309,7 +401,7 @@ final class EventLoop: @unchecked Sendable {
     /// Consumes buffered input; `true` if anything changed.
     private func process(_ c: Connection) -> Bool {
         switch c.state {
-        case .waiting, .streaming:
+        case .waiting, .streaming, .lingering:
             return false
         case .head:
             guard c.start < c.end else { return false }
@@ -322,6 +414,8 @@ final class EventLoop: @unchecked Sendable {
                 c.requestStarted = DispatchTime.now().uptimeNanoseconds
                 c.operation = .other
                 c.bodyBytes = 0
+                // Where the request ends is unknown: whatever follows is discarded while lingering.
+                c.bodyPending = true
                 log(.info, "malformed request: \(error)")
                 queue(APIError(error.status, "bad_request", "malformed request: \(error.code)").response(close: true), to: c)
                 return true
@@ -340,6 +434,8 @@ final class EventLoop: @unchecked Sendable {
         c.version = head.version
         c.keepAlive = head.keepAlive && !draining
         c.requestIsHead = head.method == .head
+        let hasBody = head.framing != .none && head.framing != .contentLength(0)
+        c.bodyPending = hasBody
         if log.enabled(.debug) { log(.debug, "fd \(c.socket.rawValue): \(head.method.token) \(head.target)") }
         if c.refused {
             queue(APIError(.forbidden, "forbidden", "this daemon does not serve your user or group").response(close: true), to: c)
@@ -349,13 +445,13 @@ final class EventLoop: @unchecked Sendable {
         c.bodyBytes = 0
         let (action, operation) = router.action(for: head)
         c.operation = operation
-        let hasBody = head.framing != .none && head.framing != .contentLength(0)
         switch action {
         case .respond(let response):
             if !hasBody {
                 queue(response, to: c)
-            } else if head.expectsContinue {
-                // The client waits for our word before sending the body; the answer is no, so close.
+            } else if head.expectsContinue || Self.declaredLength(head) > Int64(EventLoop.lingerByteLimit) {
+                // The client waits for our word before sending the body, or the body is too large to
+                // read before answering: answer now and close (lingering, in case it is sending).
                 var closing = response
                 closing.closeConnection = true
                 queue(closing, to: c)
@@ -380,6 +476,12 @@ final class EventLoop: @unchecked Sendable {
                 self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
             }
         }
+    }
+
+    /// The `Content-Length` of a request, 0 when it has none.
+    private static func declaredLength(_ head: HTTPRequestHead) -> Int64 {
+        if case .contentLength(let length) = head.framing { return length }
+        return 0
     }
 
     private func startBody(_ head: HTTPRequestHead, on c: Connection, reader: Connection.BodyReader) {
@@ -413,7 +515,13 @@ final class EventLoop: @unchecked Sendable {
                 c.start += consumed
                 reader.chunked = decoder
                 c.body = reader
-                if decoder.isComplete { bodyFinished(c) }
+                if decoder.isComplete {
+                    bodyFinished(c)
+                } else if reader.upload == nil, var answer = reader.discardResponse, c.bodyBytes > Int64(EventLoop.lingerByteLimit) {
+                    // A refused request's chunked body goes on too long to read before answering.
+                    answer.closeConnection = true
+                    queue(answer, to: c)
+                }
             } else {
                 let take = Int(min(Int64(available.count), reader.remaining))
                 try reader.upload?.append(UnsafeRawBufferPointer(rebasing: available[..<take]))
@@ -436,6 +544,7 @@ final class EventLoop: @unchecked Sendable {
     private func bodyFinished(_ c: Connection) {
         guard let reader = c.body else { return }
         c.body = nil
+        c.bodyPending = false
         if let upload = reader.upload, let finish = reader.finish {
             c.state = .waiting
             let fd = c.socket.rawValue, serial = c.serial
@@ -466,7 +575,8 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Event streams
 
     /// Answers `/v1/events` with a Server-Sent Events head and keeps the connection for event frames.
-    /// The body is close-delimited: the stream ends when either side closes.
+    /// The body is close-delimited: the stream ends when either side closes. The head goes out
+    /// first; frames (a reconnecting client's backlog included) follow as the client reads them.
     private func startEventStream(_ c: Connection, store: String?, after lastEventID: UInt64?, discardBody: Bool) {
         if discardBody {
             queue(APIError(.badRequest, "bad_request", "GET /v1/events takes no body").response(close: true), to: c)
@@ -487,17 +597,16 @@ final class EventLoop: @unchecked Sendable {
         c.subscription = router.events.subscribe(store: store, after: lastEventID) { [weak self] in
             self?.post { loop in loop.pumpEvents(fd: fd, serial: serial) }
         }
-        pumpEvents(fd: fd, serial: serial)
+        // `drive` (the caller) writes the head, then takes the first frames.
     }
 
-    /// Moves waiting event frames of one streaming connection into its output and writes them.
+    /// The log has news for one streaming connection: new events, or that it was dropped.
     private func pumpEvents(fd: Int32, serial: UInt64) {
         guard Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, c.state == .streaming,
             let subscription = c.subscription
         else { return }
-        let (frames, dropped) = subscription.take()
-        for frame in frames { c.out += frame }
-        if dropped || c.out.count - c.outOffset > EventLoop.streamBacklogLimit {
+        // Checked here too: a dropped reader usually has output stuck, so `drive` would not get to `take`.
+        if subscription.isDropped {
             log(.info, "fd \(fd): event subscriber too slow, dropped")
             close(c)
             return
@@ -507,7 +616,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func sendHeartbeats() {
         nextHeartbeat = DispatchTime.now() + heartbeatInterval
-        for case let c? in connections where c.state == .streaming {
+        // Only idle streams need one; a stream with output waiting is not idle.
+        for case let c? in connections where c.state == .streaming && !c.hasPendingOutput {
             c.out += SSEFrame.heartbeat
             drive(c)
         }

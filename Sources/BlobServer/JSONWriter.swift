@@ -116,13 +116,39 @@ enum JSONWriter {
     }
 
     /// `{"stores":[{"name":…,"count":…,"bytes":…}]}`.
-    static func stores(_ stores: [(name: String, statistics: StoreStatistics)]) -> [UInt8] {
+    /// One store as `GET /v1/stores` lists it.
+    struct StoreEntry {
+        var name: String
+        /// Whether the daemon has the store open.
+        var open: Bool
+        /// Its totals (only for an open store, when they could be read).
+        var statistics: StoreStatistics?
+        /// Why the totals of an open store could not be read.
+        var error: String?
+        /// The process holding the store's lock, for a store the daemon does not have open.
+        var heldBy: String?
+    }
+
+    /// `GET /v1/stores`: `{"stores":[{"name":…,"open":…,"count":…,"bytes":…,"heldBy":…},…]}`.
+    static func stores(_ stores: [StoreEntry]) -> [UInt8] {
         var out: [UInt8] = Array(#"{"stores":["#.utf8)
         for (index, store) in stores.enumerated() {
             if index > 0 { out.append(0x2C) }
             out.append(contentsOf: #"{"name":"#.utf8)
             appendString(store.name, into: &out)
-            out.append(contentsOf: #","count":\#(store.statistics.count),"bytes":\#(store.statistics.bytes)}"#.utf8)
+            out.append(contentsOf: (store.open ? #","open":true"# : #","open":false"#).utf8)
+            if let statistics = store.statistics {
+                out.append(contentsOf: #","count":\#(statistics.count),"bytes":\#(statistics.bytes)"#.utf8)
+            }
+            if let error = store.error {
+                out.append(contentsOf: #","error":"#.utf8)
+                appendString(error, into: &out)
+            }
+            if let holder = store.heldBy {
+                out.append(contentsOf: #","heldBy":"#.utf8)
+                appendString(holder, into: &out)
+            }
+            out.append(0x7D)
         }
         out.append(contentsOf: "]}".utf8)
         return out

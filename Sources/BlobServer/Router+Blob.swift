@@ -160,11 +160,13 @@ extension Router {
         if case .contentLength(let length) = head.framing, length > stores.configuration.maximumBlobSize {
             throw BlobStoreError.tooLarge(what: "blob '\(identifier.prefix(100))'", limit: stores.configuration.maximumBlobSize, actual: length)
         }
-        guard let store = try stores.store(name, create: true) else {
-            throw APIError(.internalServerError, "internal_error", "store '\(name)' could not be opened")
-        }
+        // A claim on a store created for this put: ended by the outcome below, or released with the
+        // request if it ends earlier (a refusal here, a malformed body, a vanished client), which
+        // removes the store again when no put to it committed.
+        let (store, claim) = try stores.storeForPut(name)
         let upload = try store.beginUpload(identifier: identifier, options: options)
         return .upload(upload) { result in
+            if case .success = result { claim?.end(committed: true) } else { claim?.end(committed: false) }
             switch result {
             case .success(let metadata):
                 // `created` is kept across overwrites, so it equals `modified` only for a new blob.

@@ -121,7 +121,7 @@ final class Router: Sendable {
 
     /// The store, or a 404 when it has never been written.
     func existingStore(_ name: String) throws -> PersistentDataStore {
-        guard let store = try stores.store(name, create: false) else {
+        guard let store = try stores.existing(name) else {
             throw APIError(.notFound, "not_found", "store '\(name)' not found")
         }
         return store
@@ -205,9 +205,11 @@ final class Router: Sendable {
         let directory = stores, metrics = metrics, events = events
         return .deferred { reply in
             Task {
+                // Only the stores this daemon has open: opening one takes its lock, which would shut
+                // other processes out of stores the daemon never served.
                 var totals: [(name: String, statistics: StoreStatistics)] = []
-                for name in (try? directory.storeNames()) ?? [] {
-                    guard let store = try? directory.store(name, create: false), let statistics = try? await store.statistics() else { continue }
+                for (name, store) in directory.openStores().sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }) {
+                    guard let statistics = try? await store.statistics() else { continue }
                     totals.append((name, statistics))
                 }
                 var response = Response(status: .ok)
@@ -218,19 +220,31 @@ final class Router: Sendable {
         }
     }
 
+    /// Every store folder, without opening any: opening one takes its lock, which would shut other
+    /// processes out of stores this daemon never served. Totals come from the stores the daemon
+    /// has open; the others say whether another process holds them.
     private func listStores() -> RequestAction {
         let directory = stores
         return .deferred { reply in
-            Task {
-                do {
-                    var result: [(name: String, statistics: StoreStatistics)] = []
-                    for name in try directory.storeNames() {
-                        guard let store = try directory.store(name, create: false) else { continue }
-                        result.append((name, try await store.statistics()))
-                    }
-                    reply(Response(status: .ok, json: JSONWriter.stores(result)))
-                } catch {
+            // The root's listing and the lock table are blocking reads: kept off the loop and the concurrency pool.
+            DispatchQueue.global(qos: .default).async {
+                let names: [String]
+                do { names = try directory.storeNames() } catch {
                     reply(APIError(error).response())
+                    return
+                }
+                let open = directory.openStores()
+                let holders = StoreLockHolders.holders(of: names.filter { open[$0] == nil }, root: directory.root.path)
+                Task {
+                    var entries: [JSONWriter.StoreEntry] = []
+                    for name in names {
+                        var entry = JSONWriter.StoreEntry(name: name, open: open[name] != nil, heldBy: holders[name])
+                        if let store = open[name] {
+                            do { entry.statistics = try await store.statistics() } catch { entry.error = "\(error)" }
+                        }
+                        entries.append(entry)
+                    }
+                    reply(Response(status: .ok, json: JSONWriter.stores(entries)))
                 }
             }
         }
@@ -239,7 +253,7 @@ final class Router: Sendable {
     // MARK: Removes
 
     private func removeAll(store name: String) throws -> RequestAction {
-        guard let store = try stores.store(name, create: false) else { return .respond(Response(status: .noContent)) }
+        guard let store = try stores.existing(name) else { return .respond(Response(status: .noContent)) }
         return .deferred { reply in
             store.removeAllBlobs { result in
                 switch result {

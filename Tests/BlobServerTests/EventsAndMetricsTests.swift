@@ -66,6 +66,73 @@ struct EventsAndMetricsTests {
         #expect(try nextEvent(resumed).id == all.id)
     }
 
+    /// Puts `count` one-byte blobs `prefix0`, `prefix1`, … to `store`, `batch` pipelined requests at
+    /// a time (few enough that the requests and their answers fit in the sockets' buffers).
+    func putMany(_ client: RawClient, store: String, prefix: String, count: Int, extraHeaders: String = "", batch size: Int = 100) throws {
+        var done = 0
+        while done < count {
+            let batch = min(size, count - done)
+            var bytes: [UInt8] = []
+            for i in done..<(done + batch) {
+                bytes += Array("PUT /v1/stores/\(store)/blobs/\(prefix)\(i) HTTP/1.1\r\nHost: blobd\r\nContent-Length: 1\r\n\(extraHeaders)\r\nx".utf8)
+            }
+            try client.send(bytes)
+            for _ in 0..<batch { #expect(try client.readResponse(method: "PUT").status == 201) }
+            done += batch
+        }
+    }
+
+    /// A backlog far larger than a socket's buffers (and than the 4 MiB the daemon once buffered per
+    /// subscriber) is sent after the head, as the client reads.
+    @Test func aReconnectWithALargeBacklogGetsTheHeadAndEveryRetainedEvent() throws {
+        let daemon = try DaemonProcess()
+        let writer = try daemon.connect()
+        let first = try openStream(daemon, query: "?store=big")
+        #expect(try writer.request("PUT", "/v1/stores/big/blobs/start", body: [1]).status == 201)
+        let start = try nextEvent(first)
+        #expect(start.event == "put")
+        // 700 events of about 7 KiB each (metadata): about 5 MiB of frames.
+        let padding = (1...7).map { "Blob-Meta-Pad\($0): " + String(repeating: "p", count: 1000) + "\r\n" }.joined()
+        try putMany(writer, store: "big", prefix: "e", count: 700, extraHeaders: padding, batch: 5)
+        let resumed = try openStream(daemon, query: "?store=big", lastEventID: String(start.id))
+        for i in 0..<700 {
+            let event = try nextEvent(resumed)
+            #expect(event.id == start.id + UInt64(i) + 1)
+            #expect((event.data["blob"] as? [String: Any])?["identifier"] as? String == "e\(i)")
+            if event.id != start.id + UInt64(i) + 1 { break }
+        }
+        // Live events follow the backlog.
+        #expect(try writer.request("PUT", "/v1/stores/big/blobs/live", body: [1]).status == 201)
+        #expect((try nextEvent(resumed).data["blob"] as? [String: Any])?["identifier"] as? String == "live")
+    }
+
+    /// A subscriber that stops reading is disconnected once an event it has not been sent leaves the
+    /// daemon's log of the last 10,000 events: not before, and long before the 4 MiB of frames
+    /// (about 15,000 of these) the daemon once let pile up.
+    @Test func aReaderThatFallsTenThousandEventsBehindIsDisconnected() throws {
+        // No heartbeats: reading a stream that is kept open times out instead of going on forever.
+        let daemon = try DaemonProcess(extraArguments: ["--heartbeat", "3600"])
+        let writer = try daemon.connect()
+        let slow = try openStream(daemon)
+        #expect(Hostile.metric(daemon, "blobd_event_subscribers") == 1)
+        try putMany(writer, store: "s", prefix: "", count: 10_000)
+        // Nothing it is owed has left the log yet, however little it read.
+        #expect(Hostile.metric(daemon, "blobd_event_subscribers") == 1)
+        // Then each batch pushes out events; it is dropped once one it was not sent goes (the
+        // sockets hold some hundreds of frames it was sent). The drop is counted before a put is answered.
+        var puts = 10_000
+        while puts < 14_000, Hostile.metric(daemon, "blobd_event_subscribers") == 1 {
+            try putMany(writer, store: "s", prefix: "more\(puts)-", count: 100)
+            puts += 100
+        }
+        #expect(Hostile.metric(daemon, "blobd_event_subscribers") == 0, "still subscribed after \(puts) events")
+        #expect(slow.isClosedByPeer(), "a reader more than 10,000 events behind was kept")
+        // A reader that keeps up is not disconnected by the same traffic.
+        let steady = try openStream(daemon)
+        try putMany(writer, store: "s", prefix: "again", count: 1)
+        #expect(try nextEvent(steady).event == "put")
+    }
+
     @Test func aTooOldLastEventIDIsToldAboutTheGap() throws {
         let daemon = try DaemonProcess()
         let writer = try daemon.connect()

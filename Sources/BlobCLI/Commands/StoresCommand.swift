@@ -5,7 +5,7 @@ struct StoresCommand: BlobCommand {
     static let spec = CommandSpec(
         name: "stores",
         abstract: "List the stores with their blob counts and sizes.",
-        discussion: "With --root, the stores are the folders under DIR whose names are valid store names.",
+        discussion: "With --root, the stores are the folders under DIR whose names are valid store names. Through blobd, COUNT and SIZE are shown for the stores blobd has open (\"-\" for the others), and a store another process holds is noted.",
         examples: ["blob --root ~/blobs stores", "blob --json stores"])
 
     init(_ arguments: ParsedArguments) throws(UsageError) {}
@@ -20,10 +20,15 @@ struct StoresCommand: BlobCommand {
             await context.console.printError("no stores (\(context.backend.location))")
             return
         }
-        var rows = [["NAME", "COUNT", "SIZE"]]
+        // The daemon knows the totals of the stores it has open only; the others show "-", and a
+        // note when another process holds them.
+        let notes = stores.contains { $0.heldBy != nil }
+        var rows = [["NAME", "COUNT", "SIZE"] + (notes ? ["NOTE"] : [])]
         for store in stores {
-            rows.append([store.name, Formatting.count(store.statistics.count), Formatting.size(store.statistics.bytes)])
+            var row = [store.name, store.statistics.map { Formatting.count($0.count) } ?? "-", store.statistics.map { Formatting.size($0.bytes) } ?? "-"]
+            if notes { row.append(store.heldBy.map { "held by \($0)" } ?? "") }
+            rows.append(row)
         }
-        try await context.console.print(Formatting.columns(rows, alignments: [.left, .right, .right]))
+        try await context.console.print(Formatting.columns(rows, alignments: [.left, .right, .right] + (notes ? [.left] : [])))
     }
 }

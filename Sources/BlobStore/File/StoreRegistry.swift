@@ -22,3 +22,23 @@ enum StoreRegistry {
         }
     }
 }
+
+extension StoreRegistry {
+    /// Stops handing out `core` for its folder, if it is still the one handed out: the next open
+    /// of that folder makes a new engine, even while something still holds this one.
+    static func forget(_ core: StoreCore, root: String, name: String) {
+        cores.withLock { cores in
+            let key = root + "/" + name
+            if cores[key]?.core === core { cores[key] = nil }
+        }
+    }
+}
+
+extension PersistentDataStore {
+    /// For a server that removes a store's folder it created for a put that failed: later opens of
+    /// the folder get a new engine (which creates the folder afresh) instead of this store's, which
+    /// a failed upload may still hold for a moment. Use this store no more afterwards.
+    package func detachFromRegistry() {
+        StoreRegistry.forget(core, root: rootURL.path, name: name)
+    }
+}
