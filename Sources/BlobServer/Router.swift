@@ -267,7 +267,7 @@ final class Router: Sendable {
     private func remove(store name: String, identifier: String, head: HTTPRequestHead) throws -> RequestAction {
         let condition = try Router.writeCondition(head, allowNoneMatch: true)
         try BlobIdentifier.validate(identifier)
-        guard let store = try stores.store(name, create: false) else {
+        guard let store = try stores.existing(name) else {
             // No store, so no current version: an `If-Match` fails (RFC 9110 §13.1.1), as it does
             // for a missing blob of an existing store.
             if case .ifMatch(let tag) = condition {
