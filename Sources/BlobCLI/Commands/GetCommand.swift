@@ -62,7 +62,7 @@ struct GetCommand: BlobCommand {
             try await report(metadata, bytes: metadata.size, context: context)
             return
         }
-        let stream = try await store.stream(address.identifier, range: byteRange, chunkSize: 256 * 1024)
+        let stream = try await store.stream(address.identifier, range: byteRange, chunkSize: 1 << 20)
         let count = stream.range.upperBound - stream.range.lowerBound
         let progress = context.progress("get \(address)", total: count)
         defer { progress.finish() }
