@@ -55,13 +55,13 @@ public enum BlobCLI {
                     try await console.print(HelpText.root())
                     return
                 }
-                throw UsageError("unknown command '\(topic)'", command: nil)
+                throw UsageError("unknown command '\(topic)'\(Suggestions.hint(for: topic, among: Commands.names))", command: nil)
             }
             try await console.print(HelpText.command(command.spec))
             return
         }
         guard let command = Commands.named(name) else {
-            throw UsageError("unknown command '\(name)'", command: nil)
+            throw UsageError("unknown command '\(name)'\(Suggestions.hint(for: name, among: Commands.names))", command: nil)
         }
         if invocation.globals.help {
             try await console.print(HelpText.command(command.spec))

@@ -48,10 +48,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
             return .for(reported.underlying)
         case let error as CLIError:
             switch error {
-            case .storeNotFound: return .notFound
+            case .storeNotFound, .nothingMatches: return .notFound
             case .daemonUnreachable: return .unavailable
             case .localIO: return .ioError
-            case .problemsFound: return .failure
+            case .problemsFound, .binaryOutputToTerminal, .noFileName, .notConfirmed: return .failure
             }
         case let error as BlobStoreError:
             switch error {
@@ -86,6 +86,14 @@ public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
     case localIO(operation: String, path: String, errno: Errno)
     /// `verify` found corrupt or orphaned files (the report has been printed).
     case problemsFound(count: Int)
+    /// `get` without `-o` would write binary content to a terminal.
+    case binaryOutputToTerminal
+    /// `get -o DIR/` for an identifier with no usable last component (`a/..`).
+    case noFileName(identifier: String, folder: String)
+    /// `rm -r` found no blob under the prefix.
+    case nothingMatches(what: String)
+    /// A confirmation prompt was answered with something other than yes.
+    case notConfirmed(what: String)
 
     public var description: String {
         switch self {
@@ -97,6 +105,14 @@ public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(operation) failed for \(path): \(errno)"
         case .problemsFound(let count):
             return "verification found \(count) problem\(count == 1 ? "" : "s")"
+        case .binaryOutputToTerminal:
+            return "binary output can mess up your terminal; use '-o FILE' to write a file, or '-o -' to write it here anyway"
+        case .noFileName(let identifier, let folder):
+            return "cannot name a file in \(folder) after blob '\(identifier)'; give '-o' a file name"
+        case .nothingMatches(let what):
+            return "no blobs to remove in \(what)"
+        case .notConfirmed(let what):
+            return "not confirmed; \(what)"
         }
     }
 

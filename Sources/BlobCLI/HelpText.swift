@@ -1,7 +1,9 @@
+import BlobStore
+
 /// Help texts in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS, then ours.
 public enum HelpText {
     /// The version `blob --version` prints.
-    public static let version = "blob 0.1.0"
+    public static let version = "blob \(BlobStoreVersion)"
 
     /// `blob help`.
     public static func root() -> String {
