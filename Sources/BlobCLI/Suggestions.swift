@@ -2,11 +2,15 @@
 enum Suggestions {
     /// The candidates closest to `word` (ties all returned, in the candidates' order), or none when
     /// even the closest is too far to be a typo: more than 2 edits, or as many edits as `word` has
-    /// characters (`x` is not a typo of `ls`).
+    /// characters (`x` is not a typo of `ls`). Failing that, the candidates `word` abbreviates
+    /// (`comp` → `completion`), if it has 3 characters or more.
     static func closest(to word: String, among candidates: [String]) -> [String] {
         let scored = candidates.map { ($0, distance(word, $0)) }
         guard let best = scored.map(\.1).min() else { return [] }
-        guard best > 0, best <= 2, best < word.count else { return [] }
+        guard best > 0, best <= 2, best < word.count else {
+            guard word.count >= 3, best > 0 else { return [] }
+            return candidates.filter { $0.hasPrefix(word) }
+        }
         var seen = Set<String>()
         return scored.filter { $0.1 == best && seen.insert($0.0).inserted }.map(\.0)
     }

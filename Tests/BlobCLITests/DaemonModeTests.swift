@@ -57,7 +57,7 @@ struct DaemonModeTests {
         let get = try blob(["get", "box/dir/file.bin"])
         #expect(get.status == 0 && get.output == content)
         let stat = try blob(["--json", "stat", "box/dir/file.bin"])
-        #expect((try stat.json()["userMetadata"] as? [String: String]) == ["owner": "me"])
+        #expect((try stat.json()["metadata"] as? [String: String]) == ["owner": "me"])
         #expect(try blob(["ls", "box/dir/"]).outputText.contains("file.bin"))
         #expect(try blob(["stores"]).outputText.contains("box"))
         let verify = try blob(["verify", "box"])

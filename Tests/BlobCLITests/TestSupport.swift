@@ -177,7 +177,7 @@ final class MemoryBackend: BlobBackend, @unchecked Sendable {
 
     func verify(_ store: String?) async throws -> [StoreVerification] { [] }
 
-    func changes(_ store: String?) async throws -> AsyncStream<BlobChange> {
+    func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
         let memory = try memoryStore(store ?? "watched", create: true)
         let source = memory.changes()
         let limit = eventLimit
