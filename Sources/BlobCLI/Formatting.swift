@@ -48,7 +48,9 @@ public enum Formatting {
     /// `2025-01-31T13:05:09.123Z`: RFC 3339 in UTC with milliseconds (rounded down), as the daemon's
     /// HTTP metadata has them, for JSON.
     public static func isoDate(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // To the microsecond first: a date parsed from the daemon's `.076Z` is 0.0759999… as a Double.
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let millis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
         var seconds = millis / 1000
         var fraction = millis % 1000
         if fraction < 0 {

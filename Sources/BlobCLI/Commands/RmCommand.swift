@@ -56,8 +56,9 @@ struct RmCommand: BlobCommand {
         }
         self.targets = targets
         if let tag = arguments.value("if-match") {
-            guard !recursive, targets.count == 1 else {
-                throw UsageError("'--if-match' applies to one blob (not with -r)", command: name)
+            if recursive { throw UsageError("'--if-match' applies to one blob, not to -r", command: name) }
+            guard targets.count == 1 else {
+                throw UsageError("'--if-match' applies to one blob (got \(targets.count))", command: name)
             }
             condition = .ifMatch(try ValueParsing.etag(tag, option: "if-match", command: name))
         } else {
