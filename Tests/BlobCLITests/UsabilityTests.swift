@@ -64,6 +64,8 @@ struct UsabilityTests {
         #expect(given["contentType"] as? String == "text/plain")
         let png = folder.file("real.txt")
         try pngHeader(width: 2, height: 3).write(to: png)
+        let imageFlag = try runBlob(["--root", root, "--json", "put", "s/real", png.path, "--image"]).json()
+        #expect(imageFlag["contentType"] as? String == "image/png", "--image: the bytes decide, not the .txt name")
         let sniffed = try runBlob(["--root", root, "--json", "put", "s/fake.png", "-"], input: Data("not an image".utf8)).json()
         #expect(sniffed["contentType"] as? String == "application/octet-stream")
         let image = try runBlob(["--root", root, "--json", "put", "s/pic.png", "-"], input: pngHeader(width: 2, height: 3)).json()

@@ -61,8 +61,9 @@ struct PutCommand: BlobCommand {
             if let problem = ContentTypes.violation(given) {
                 throw UsageError("'--type \(given)' is not a media type: \(problem)", command: name)
             }
-        } else if validation != .record {
-            // Named after the local file when there is one, else after the identifier.
+        } else if validation == .none {
+            // Named after the local file when there is one, else after the identifier. With --image or
+            // --record the content decides (the image's type; application/json).
             type = ContentTypes.guess(forName: self.file ?? address.identifier)
         }
         options = PutOptions(
