@@ -10,7 +10,8 @@ import Glibc
 public enum ExitCode: Int32, Sendable, CaseIterable {
     /// Success.
     case success = 0
-    /// Anything not covered below (e.g. `verify` found problems, a store in use by another process).
+    /// Anything not covered below (e.g. `verify` found problems, a store in use by another process,
+    /// binary content refused on a terminal, a declined confirmation).
     case failure = 1
     /// The blob or store does not exist.
     case notFound = 2
@@ -29,8 +30,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     var summary: String {
         switch self {
         case .success: return "success"
-        case .failure: return "any other failure (including 'verify' finding problems)"
-        case .notFound: return "blob or store not found"
+        case .failure: return "any other failure (including 'verify' finding problems, binary output refused, a declined confirmation)"
+        case .notFound: return "blob or store not found (or nothing under an 'rm -r' prefix)"
         case .preconditionFailed: return "precondition failed (--if-match ETag differs, --if-none-match blob exists)"
         case .invalidContent: return "invalid content (not an image, invalid record, invalid metadata, too large)"
         case .usage: return "usage error (the command line is wrong)"
