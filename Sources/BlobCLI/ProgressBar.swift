@@ -56,13 +56,15 @@ public final class ProgressBar: Sendable {
         state.withLock { $0.done += Int64(bytes) }
     }
 
-    /// Stops the bar and erases it if it was drawn.
+    /// Stops the bar and erases it if it was drawn; later calls do nothing.
     public func finish() {
-        let (timer, drawn) = state.withLock { state -> ((any DispatchSourceTimer)?, Bool) in
+        let stopped = state.withLock { state -> (timer: (any DispatchSourceTimer)?, drawn: Bool)? in
+            if state.finished { return nil }
             state.finished = true
             defer { state.timer = nil }
             return (state.timer, state.drawn)
         }
+        guard let (timer, drawn) = stopped else { return }
         timer?.cancel()
         // Erase on the timer's queue, after any draw already under way.
         queue.sync {
