@@ -14,10 +14,13 @@ final class PseudoTerminal: @unchecked Sendable {
     let terminal: Int32
     private let transcriptBox = Box(Data())
     private let done = DispatchSemaphore(value: 0)
+    private let reading = DispatchSemaphore(value: 0)
 
     struct Failure: Error { var step: String; var errno: Int32 }
 
-    init() throws {
+    /// With `reading: false` nothing is read from the terminal until ``startReading()``: a child
+    /// writing to it blocks once the terminal's buffer is full (a stalled transfer).
+    init(reading: Bool = true) throws {
         controller = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard controller >= 0 else { throw Failure(step: "open /dev/ptmx", errno: errno) }
         // TIOCSPTLCK (unlock) and TIOCGPTN (number): Glibc's Swift module lacks unlockpt/ptsname.
@@ -28,8 +31,10 @@ final class PseudoTerminal: @unchecked Sendable {
         }
         terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard terminal >= 0 else { throw Failure(step: "open /dev/pts/\(number)", errno: errno) }
-        let (controller, box, done) = (controller, transcriptBox, done)
+        let (controller, box, done, start) = (controller, transcriptBox, done, self.reading)
+        if reading { start.signal() }
         Thread.detachNewThread {
+            start.wait()
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = read(controller, &buffer, buffer.count)
@@ -39,6 +44,9 @@ final class PseudoTerminal: @unchecked Sendable {
             done.signal()
         }
     }
+
+    /// Starts reading (for a terminal made with `reading: false`).
+    func startReading() { reading.signal() }
 
     /// A handle on the terminal side for `Process.standardInput/Output/Error`.
     var handle: FileHandle { FileHandle(fileDescriptor: terminal, closeOnDealloc: false) }
@@ -74,7 +82,8 @@ final class PseudoTerminal: @unchecked Sendable {
 
 /// Starts the `blob` binary with each standard stream a pipe or the terminal `terminal`.
 func startBlob(
-    _ arguments: [String], terminal: PseudoTerminal, stdinOnTerminal: Bool, stdoutOnTerminal: Bool, stderrOnTerminal: Bool
+    _ arguments: [String], terminal: PseudoTerminal, stdinOnTerminal: Bool, stdoutOnTerminal: Bool, stderrOnTerminal: Bool,
+    stderrTerminal: PseudoTerminal? = nil
 ) throws -> (process: Process, stdin: Pipe, stdout: Pipe, stderr: Pipe) {
     guard let binary = BlobBinary.url else { throw BinaryMissing() }
     let process = Process()
@@ -88,8 +97,9 @@ func startBlob(
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdinOnTerminal ? terminal.handle : stdin
     process.standardOutput = stdoutOnTerminal ? terminal.handle : stdout
-    process.standardError = stderrOnTerminal ? terminal.handle : stderr
+    process.standardError = stderrTerminal?.handle ?? (stderrOnTerminal ? terminal.handle : stderr)
     try process.run()
     terminal.closeTerminalSide()
+    stderrTerminal?.closeTerminalSide()
     return (process, stdin, stdout, stderr)
 }

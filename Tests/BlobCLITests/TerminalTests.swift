@@ -38,6 +38,26 @@ struct TerminalTests {
         #expect(transcript.hasSuffix("\r\u{1B}[K"), "the line is erased at the end")
     }
 
+    @Test("no progress while get writes the content to a terminal, even when the transfer stalls")
+    func noProgressWhenContentGoesToTheTerminal() throws {
+        defer { folder.cleanUp() }
+        let content = Data(repeating: UInt8(ascii: "a"), count: 1 << 20)
+        #expect(try blob(["put", "s/text"], input: content).status == 0)
+        let screen = try PseudoTerminal(reading: false)
+        let errors = try PseudoTerminal()
+        let run = try startBlob(
+            ["--root", root, "get", "s/text"], terminal: screen, stdinOnTerminal: false, stdoutOnTerminal: true, stderrOnTerminal: true,
+            stderrTerminal: errors)
+        usleep(1_500_000)  // Nobody reads the screen: the write blocks past the progress delay.
+        screen.startReading()
+        run.process.waitUntilExit()
+        screen.finish()
+        errors.finish()
+        #expect(run.process.terminationStatus == 0)
+        #expect(screen.transcript.utf8.count >= content.count)
+        #expect(errors.transcript.isEmpty, "\(errors.transcript.debugDescription)")
+    }
+
     @Test("no progress while the content is typed on a terminal standard input")
     func noProgressWhileTyping() throws {
         defer { folder.cleanUp() }
