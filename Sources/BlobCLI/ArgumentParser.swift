@@ -130,7 +130,7 @@ public struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `Error: missing STORE/ID. See 'blob help put'.`
     public var description: String {
         let help = command.map { "blob help \($0)" } ?? "blob help"
-        let end = message.hasSuffix(".") ? "" : "."
+        let end = message.hasSuffix(".") || message.hasSuffix("?") ? "" : "."
         return "Error: \(message)\(end) See '\(help)'."
     }
 }
@@ -248,7 +248,8 @@ public enum ArgumentParser {
             }
             if result.command == nil {
                 if argument.hasPrefix("-") && argument != "-" {
-                    throw UsageError("unknown option '\(argument)'", command: nil)
+                    let hint = name.map { Suggestions.hint(for: $0, among: GlobalOptions.specs.map(\.long) + ["version"], prefix: "--") } ?? ""
+                    throw UsageError("unknown option '\(argument)'\(hint)", command: nil)
                 }
                 result.command = argument
             } else {
@@ -287,7 +288,9 @@ public enum ArgumentParser {
                 let (nameOrNil, inline) = splitLong(argument)
                 let name = nameOrNil ?? ""
                 guard let option = spec.option(long: name) else {
-                    throw UsageError("unknown option '--\(name)'", command: spec.name)
+                    let known = spec.options.map(\.long) + GlobalOptions.specs.map(\.long)
+                    let hint = Suggestions.hint(for: name, among: known, prefix: "--")
+                    throw UsageError("unknown option '--\(name)'\(hint)", command: spec.name)
                 }
                 if option.takesValue {
                     let value: String
@@ -312,7 +315,10 @@ public enum ArgumentParser {
             while let first = characters.first {
                 characters = characters.dropFirst()
                 guard let option = spec.option(short: first) else {
-                    throw UsageError("unknown option '-\(first)'", command: spec.name)
+                    // `-type` for `--type`: a long name written with one dash.
+                    let word = String(argument.dropFirst())
+                    let hint = spec.option(long: word) != nil ? ". Did you mean '--\(word)'?" : ""
+                    throw UsageError("unknown option '-\(first)'\(hint)", command: spec.name)
                 }
                 if option.takesValue {
                     let value: String

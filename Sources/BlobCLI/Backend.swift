@@ -31,12 +31,28 @@ public protocol BlobBackend: Sendable {
     /// Every store with its totals, sorted by name.
     func stores() async throws -> [StoreSummary]
 
+    /// Whether the store `name` exists (`ls` and `rm -r` ask when a listing comes back empty).
+    func storeExists(_ name: String) async throws -> Bool
+
     /// Checks one store (or all, when `nil`) against its checksums.
     func verify(_ store: String?) async throws -> [StoreVerification]
 
-    /// Change events of one store (or of all, when `nil`), from now until the stream is dropped.
+    /// Change events of one store (or of all, when `nil`), from now until the stream is dropped;
+    /// `status` hears when the source goes away and comes back (the daemon restarting).
     /// Throws a ``UsageError`` if this backend cannot watch (the embedded one sees only its own changes).
-    func changes(_ store: String?) async throws -> AsyncStream<BlobChange>
+    func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange>
+}
+
+extension BlobBackend {
+    /// Whether ``store(_:create:)`` without creating finds the store.
+    public func storeExists(_ name: String) async throws -> Bool {
+        do {
+            _ = try await store(name, create: false)
+            return true
+        } catch CLIError.storeNotFound {
+            return false
+        }
+    }
 }
 
 /// The blobs in a root folder on this machine, used directly through ``PersistentDataStore``.
@@ -102,11 +118,19 @@ public struct EmbeddedBackend: BlobBackend {
         return result
     }
 
-    public func changes(_ store: String?) async throws -> AsyncStream<BlobChange> {
+    public func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
         throw UsageError(
             "'watch' needs the daemon: with --root only changes made by this same process could be seen; start blobd and drop --root",
             command: "watch")
     }
+}
+
+/// What `watch` tells its user about the source of the events.
+public enum WatchStatus: Sendable, Hashable {
+    /// The connection to the daemon was lost; it is being re-established.
+    case reconnecting
+    /// Connected again; events resume after the one with this id (`nil`: none was seen).
+    case resumed(afterEventID: String?)
 }
 
 /// How the command line chose its backend.

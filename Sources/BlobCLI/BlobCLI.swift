@@ -44,8 +44,17 @@ public enum BlobCLI {
             return
         }
         if name == "help" {
-            let topics = invocation.rest.filter { $0 != "--" }
+            var topics = invocation.rest.filter { $0 != "--" }
+            let man = topics.contains("--man")
+            topics.removeAll { $0 == "--man" }
+            if let option = topics.first(where: { $0.hasPrefix("-") }) {
+                throw UsageError("unknown option '\(option)' for 'help'\(Suggestions.hint(for: String(option.drop { $0 == "-" }), among: ["man"], prefix: "--"))", command: nil)
+            }
             if topics.count > 1 { throw UsageError("'help' takes one command name (got \(topics.count))", command: nil) }
+            if man {
+                try await console.print(try await manPage(topics.first, console: console))
+                return
+            }
             guard let topic = topics.first else {
                 try await console.print(HelpText.root())
                 return
@@ -55,13 +64,13 @@ public enum BlobCLI {
                     try await console.print(HelpText.root())
                     return
                 }
-                throw UsageError("unknown command '\(topic)'", command: nil)
+                throw UsageError("unknown command '\(topic)'\(Suggestions.hint(for: topic, among: Commands.names))", command: nil)
             }
             try await console.print(HelpText.command(command.spec))
             return
         }
         guard let command = Commands.named(name) else {
-            throw UsageError("unknown command '\(name)'", command: nil)
+            throw UsageError("unknown command '\(name)'\(Suggestions.hint(for: name, among: Commands.names))", command: nil)
         }
         if invocation.globals.help {
             try await console.print(HelpText.command(command.spec))
@@ -69,8 +78,33 @@ public enum BlobCLI {
         }
         let parsed = try ArgumentParser.parse(invocation.rest, spec: command.spec)
         let instance = try command.init(parsed)
+        if let completion = instance as? CompletionCommand {
+            try await console.output.write(Data(completion.script.utf8))
+            return
+        }
         let backend = try await makeBackend(invocation.globals, environment: environment, daemon: daemon)
         try await instance.run(CommandContext(backend: backend, console: console, json: invocation.globals.json))
+    }
+
+    /// `blob help --man`: blob(1); `blob help --man blobd`: blobd(8) from blobd's `--help` text on
+    /// standard input (`blobd --help | blob help --man blobd`).
+    private static func manPage(_ topic: String?, console: Console) async throws -> String {
+        switch topic {
+        case nil, "blob"?:
+            return ManPage.blob()
+        case "blobd"?:
+            guard !console.inputIsTerminal else {
+                throw UsageError("'help --man blobd' reads blobd's help text from standard input: blobd --help | blob help --man blobd", command: nil)
+            }
+            var lines: [String] = []
+            while let line = try await console.readLine() { lines.append(line) }
+            guard lines.contains(where: { $0.hasPrefix("usage: blobd") }) else {
+                throw UsageError("standard input is not blobd's help text (no 'usage: blobd' line)", command: nil)
+            }
+            return ManPage.fromDaemonHelp(lines.joined(separator: "\n"), name: "blobd")
+        case let other?:
+            throw UsageError("'help --man' writes the page of blob or blobd (got '\(other)')", command: nil)
+        }
     }
 
     /// The embedded store for `--root`, else the daemon's client (or exit 69 when there is none).

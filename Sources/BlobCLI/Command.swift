@@ -28,9 +28,9 @@ struct CommandContext: Sendable {
         }
     }
 
-    /// A progress bar for a transfer, drawn only when standard error is a terminal.
-    func progress(_ label: String, total: Int64?, counting: Bool = true) -> ProgressBar {
-        ProgressBar(label: label, total: total, enabled: console.errorIsTerminal, counting: counting)
+    /// A progress bar for a transfer, drawn only when standard error is a terminal (and `enabled`).
+    func progress(_ label: String, total: Int64?, enabled: Bool = true) -> ProgressBar {
+        ProgressBar(label: label, total: total, enabled: enabled && console.errorIsTerminal)
     }
 }
 
@@ -38,8 +38,11 @@ struct CommandContext: Sendable {
 enum Commands {
     static let all: [any BlobCommand.Type] = [
         PutCommand.self, GetCommand.self, RmCommand.self, LsCommand.self, StatCommand.self,
-        StoresCommand.self, WatchCommand.self, VerifyCommand.self,
+        StoresCommand.self, WatchCommand.self, VerifyCommand.self, CompletionCommand.self,
     ]
+
+    /// Every command name `blob` accepts, `help` included (for suggestions and completions).
+    static var names: [String] { all.map { $0.spec.name } + ["help"] }
 
     static func named(_ name: String) -> (any BlobCommand.Type)? {
         all.first { $0.spec.name == name }

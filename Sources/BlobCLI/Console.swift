@@ -61,15 +61,22 @@ public struct Console: Sendable {
     public var input: Int32
     /// Whether standard error is a terminal: the progress bar is shown only then.
     public var errorIsTerminal: Bool
-    /// Whether standard output is a terminal.
+    /// Whether standard output is a terminal (`get` refuses to write binary content to one).
     public var outputIsTerminal: Bool
+    /// Whether standard input is a terminal: someone may be typing (`put` shows no progress then;
+    /// `rm -r` may ask for confirmation only then).
+    public var inputIsTerminal: Bool
 
-    public init(output: any OutputSink, error: any OutputSink, input: Int32 = 0, errorIsTerminal: Bool = false, outputIsTerminal: Bool = false) {
+    public init(
+        output: any OutputSink, error: any OutputSink, input: Int32 = 0, errorIsTerminal: Bool = false,
+        outputIsTerminal: Bool = false, inputIsTerminal: Bool = false
+    ) {
         self.output = output
         self.error = error
         self.input = input
         self.errorIsTerminal = errorIsTerminal
         self.outputIsTerminal = outputIsTerminal
+        self.inputIsTerminal = inputIsTerminal
     }
 
     /// The process's own standard streams.
@@ -77,7 +84,7 @@ public struct Console: Sendable {
         Console(
             output: FileDescriptorSink(fd: 1, name: "standard output"),
             error: FileDescriptorSink(fd: 2, name: "standard error"),
-            input: 0, errorIsTerminal: isatty(2) == 1, outputIsTerminal: isatty(1) == 1)
+            input: 0, errorIsTerminal: isatty(2) == 1, outputIsTerminal: isatty(1) == 1, inputIsTerminal: isatty(0) == 1)
     }
 
     /// Writes `text` to standard output, adding a newline unless it ends with one.
@@ -88,6 +95,35 @@ public struct Console: Sendable {
     /// Writes `text` to standard error, adding a newline unless it ends with one; never fails.
     public func printError(_ text: String) async {
         try? await error.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    /// Reads one line from standard input (without its newline), or `nil` at end of input; the
+    /// blocking reads (a byte at a time, so nothing after the line is taken) run on a queue of their own.
+    func readLine() async throws -> String? {
+        let descriptor = FileDescriptor(rawValue: input)
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue(label: "blob.input.line").async {
+                var bytes: [UInt8] = []
+                var byte: UInt8 = 0
+                var ended = false
+                do {
+                    while true {
+                        let count = try withUnsafeMutableBytes(of: &byte) { try descriptor.read(into: $0) }
+                        if count == 0 {
+                            ended = true
+                            break
+                        }
+                        if byte == 0x0A { break }
+                        bytes.append(byte)
+                    }
+                    continuation.resume(returning: ended && bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self))
+                } catch let error as Errno {
+                    continuation.resume(throwing: CLIError.localIO(operation: "read", path: "standard input", errno: error))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import BlobClient
 import BlobStore
+import BlobSystem
 import Foundation
 
 /// The blobs served by a running `blobd`, reached through ``BlobClient`` over its Unix socket.
@@ -33,6 +34,12 @@ public struct DaemonBackend: BlobBackend {
 
     public func stores() async throws -> [StoreSummary] { try await client.stores() }
 
+    /// Whether the daemon lists the store (`GET /v1/stores`): its reads of a missing store look
+    /// like those of an empty one.
+    public func storeExists(_ name: String) async throws -> Bool {
+        try await client.stores().contains { $0.name == name }
+    }
+
     public func verify(_ store: String?) async throws -> [StoreVerification] {
         let names: [String]
         if let store { names = [store] } else { names = try await client.stores().map(\.name) }
@@ -47,12 +54,23 @@ public struct DaemonBackend: BlobBackend {
         return result
     }
 
-    public func changes(_ store: String?) async throws -> AsyncStream<BlobChange> {
-        let events = client.changes(store: store)
+    public func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
+        // Told once per outage: the feed retries every 0.1…2 s while the daemon is away.
+        let lost = Locked(false)
+        let events = client.events(store: store) { feedStatus in
+            switch feedStatus {
+            case .disconnected:
+                if lost.withLock({ wasLost in defer { wasLost = true }; return !wasLost }) { status(.reconnecting) }
+            case .connected(let last):
+                if lost.withLock({ wasLost in defer { wasLost = false }; return wasLost }) { status(.resumed(afterEventID: last)) }
+            }
+        }
         return AsyncStream { continuation in
             let task = Task {
                 do {
-                    for try await change in events { continuation.yield(change) }
+                    for try await event in events {
+                        if case .change(let change) = event { continuation.yield(change) }
+                    }
                 } catch {}
                 continuation.finish()
             }

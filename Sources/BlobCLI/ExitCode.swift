@@ -10,7 +10,8 @@ import Glibc
 public enum ExitCode: Int32, Sendable, CaseIterable {
     /// Success.
     case success = 0
-    /// Anything not covered below (e.g. `verify` found problems, a store in use by another process).
+    /// Anything not covered below (e.g. `verify` found problems, a store in use by another process,
+    /// binary content refused on a terminal, a declined confirmation).
     case failure = 1
     /// The blob or store does not exist.
     case notFound = 2
@@ -29,8 +30,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     var summary: String {
         switch self {
         case .success: return "success"
-        case .failure: return "any other failure (including 'verify' finding problems)"
-        case .notFound: return "blob or store not found"
+        case .failure: return "any other failure (including 'verify' finding problems, binary output refused, a declined confirmation)"
+        case .notFound: return "blob or store not found (or nothing under an 'rm -r' prefix)"
         case .preconditionFailed: return "precondition failed (--if-match ETag differs, --if-none-match blob exists)"
         case .invalidContent: return "invalid content (not an image, invalid record, invalid metadata, too large)"
         case .usage: return "usage error (the command line is wrong)"
@@ -48,10 +49,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
             return .for(reported.underlying)
         case let error as CLIError:
             switch error {
-            case .storeNotFound: return .notFound
+            case .storeNotFound, .nothingMatches: return .notFound
             case .daemonUnreachable: return .unavailable
             case .localIO: return .ioError
-            case .problemsFound: return .failure
+            case .problemsFound, .binaryOutputToTerminal, .noFileName, .notConfirmed: return .failure
             }
         case let error as BlobStoreError:
             switch error {
@@ -86,6 +87,14 @@ public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
     case localIO(operation: String, path: String, errno: Errno)
     /// `verify` found corrupt or orphaned files (the report has been printed).
     case problemsFound(count: Int)
+    /// `get` without `-o` would write binary content to a terminal.
+    case binaryOutputToTerminal
+    /// `get -o DIR/` for an identifier with no usable last component (`a/..`).
+    case noFileName(identifier: String, folder: String)
+    /// `rm -r` found no blob under the prefix.
+    case nothingMatches(what: String)
+    /// A confirmation prompt was answered with something other than yes.
+    case notConfirmed(what: String)
 
     public var description: String {
         switch self {
@@ -97,6 +106,14 @@ public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(operation) failed for \(path): \(errno)"
         case .problemsFound(let count):
             return "verification found \(count) problem\(count == 1 ? "" : "s")"
+        case .binaryOutputToTerminal:
+            return "binary output can mess up your terminal; use '-o FILE' to write a file, or '-o -' to write it here anyway"
+        case .noFileName(let identifier, let folder):
+            return "cannot name a file in \(folder) after blob '\(identifier)'; give '-o' a file name"
+        case .nothingMatches(let what):
+            return "no blobs to remove in \(what)"
+        case .notConfirmed(let what):
+            return "not confirmed; \(what)"
         }
     }
 

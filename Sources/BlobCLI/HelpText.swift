@@ -1,15 +1,19 @@
+import BlobStore
+
 /// Help texts in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS, then ours.
 public enum HelpText {
     /// The version `blob --version` prints.
-    public static let version = "blob 0.1.0"
+    public static let version = "blob \(BlobStoreVersion)"
+
+    /// How blob chooses its store (the help's and the man page's first paragraph).
+    static let about = """
+        With --root DIR, blob uses the store folder DIR directly (the embedded store). Otherwise it talks to \
+        the daemon blobd over its Unix socket: --socket PATH, else $BLOB_SOCKET, else \
+        $XDG_RUNTIME_DIR/blobstore/blobd.sock (or /tmp/blobstore-$UID/blobd.sock without XDG_RUNTIME_DIR).
+        """
 
     /// `blob help`.
     public static func root() -> String {
-        let about = """
-            With --root DIR, blob uses the store folder DIR directly (the embedded store). Otherwise it talks to \
-            the daemon blobd over its Unix socket: --socket PATH, else $BLOB_SOCKET, else \
-            $XDG_RUNTIME_DIR/blobstore/blobd.sock (or /tmp/blobstore-$UID/blobd.sock without XDG_RUNTIME_DIR).
-            """
         var text = "OVERVIEW: Store, fetch, list and watch blobs in a BlobStore.\n\n"
         text += wrap(about, width: 100, indent: "") + "\n\n"
         text += "USAGE: blob [--root DIR | --socket PATH] [--json] COMMAND ...\n\nOPTIONS:\n"
@@ -24,8 +28,8 @@ public enum HelpText {
 
               STORE/ID is split at the first '/': the store name ([a-z0-9][a-z0-9._-]*), then the blob's
               identifier, which may itself contain '/'. Errors go to standard error as 'blob: MESSAGE'.
-              A progress bar appears on standard error for transfers longer than a second, only when
-              standard error is a terminal.
+              A progress line (percent, rate, ETA) appears on standard error for transfers longer than a
+              second, only when standard error is a terminal.
 
               See 'blob help COMMAND' for detailed help.
             """

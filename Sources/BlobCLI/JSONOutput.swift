@@ -77,11 +77,12 @@ public indirect enum JSONValue: Sendable, Hashable {
 
 /// The JSON shapes of `blob --json`. Keys are stable; new keys may be added, none removed or renamed.
 public enum JSONOutput {
-    /// A blob's metadata:
-    /// `{"store","identifier","size","contentType","etag","created","modified","userMetadata":{…},"image":{"format","width","height"}|null}`.
+    /// A blob's metadata: the HTTP metadata object of docs/PROTOCOL.md (same keys, same RFC 3339
+    /// millisecond dates, `image` only for images) with the store's name first:
+    /// `{"store","identifier","size","contentType","etag","created","modified","metadata":{…},"image"?:{"format","width","height"}}`.
     public static func metadata(_ metadata: BlobMetadata, store: String) -> JSONValue {
         let user = metadata.userMetadata.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }
-        return .object([
+        var members: [(String, JSONValue)] = [
             ("store", .string(store)),
             ("identifier", .string(metadata.identifier)),
             ("size", .int(metadata.size)),
@@ -89,14 +90,14 @@ public enum JSONOutput {
             ("etag", .string(metadata.etag.rawValue)),
             ("created", .string(Formatting.isoDate(metadata.created))),
             ("modified", .string(Formatting.isoDate(metadata.modified))),
-            ("userMetadata", .object(user)),
-            ("image", image(metadata.image)),
-        ])
+            ("metadata", .object(user)),
+        ]
+        if let image = metadata.image { members.append(("image", self.image(image))) }
+        return .object(members)
     }
 
-    static func image(_ image: ImageInfo?) -> JSONValue {
-        guard let image else { return .null }
-        return .object([("format", .string(image.format.rawValue)), ("width", .int(Int64(image.width))), ("height", .int(Int64(image.height)))])
+    static func image(_ image: ImageInfo) -> JSONValue {
+         .object([("format", .string(image.format.rawValue)), ("width", .int(Int64(image.width))), ("height", .int(Int64(image.height)))])
     }
 
     /// `{"name","count","bytes"}` (`null` totals when unknown), and `"heldBy"` when another process holds the store.
@@ -126,7 +127,8 @@ public enum JSONOutput {
         ])
     }
 
-    /// One change event: `{"sequence","store","date","kind":"put"|"removed"|"removedAll","identifier"?,"metadata"?}`.
+    /// One change event: `{"sequence","store","date","kind":"put"|"removed"|"removedAll","identifier"?,"blob"?}`,
+    /// `blob` being the metadata object (as in the daemon's `put` events).
     public static func change(_ change: BlobChange) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("sequence", .int(Int64(clamping: change.sequence))), ("store", .string(change.store)),
@@ -134,7 +136,7 @@ public enum JSONOutput {
         ]
         switch change.kind {
         case .put(let metadata):
-            members += [("kind", .string("put")), ("identifier", .string(metadata.identifier)), ("metadata", JSONOutput.metadata(metadata, store: change.store))]
+            members += [("kind", .string("put")), ("identifier", .string(metadata.identifier)), ("blob", JSONOutput.metadata(metadata, store: change.store))]
         case .removed(let identifier):
             members += [("kind", .string("removed")), ("identifier", .string(identifier))]
         case .removedAll:

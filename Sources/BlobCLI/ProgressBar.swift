@@ -27,21 +27,17 @@ public final class ProgressBar: Sendable {
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "blob.progress")
     private let width: Int
-    private let counting: Bool
 
     /// Seconds before the bar first appears.
     public static let delay = 1.0
 
     /// A bar for `label` (`put photos/x`) of `total` bytes (`nil` when unknown); draws nothing unless `enabled`.
-    /// With `counting: false` the transfer's bytes are not seen (a store's own download): the bar shows
-    /// the total and the time elapsed.
     public init(
-        label: String, total: Int64?, enabled: Bool, counting: Bool = true, width: Int? = nil,
+        label: String, total: Int64?, enabled: Bool, width: Int? = nil,
         draw: (@Sendable (String) -> Void)? = nil
     ) {
         self.label = label
         self.total = total
-        self.counting = counting
         self.width = width ?? ProgressBar.terminalWidth()
         self.draw = draw ?? { text in
             let bytes = Array(text.utf8)
@@ -60,13 +56,15 @@ public final class ProgressBar: Sendable {
         state.withLock { $0.done += Int64(bytes) }
     }
 
-    /// Stops the bar and erases it if it was drawn.
+    /// Stops the bar and erases it if it was drawn; later calls do nothing.
     public func finish() {
-        let (timer, drawn) = state.withLock { state -> ((any DispatchSourceTimer)?, Bool) in
+        let stopped = state.withLock { state -> (timer: (any DispatchSourceTimer)?, drawn: Bool)? in
+            if state.finished { return nil }
             state.finished = true
             defer { state.timer = nil }
             return (state.timer, state.drawn)
         }
+        guard let (timer, drawn) = stopped else { return }
         timer?.cancel()
         // Erase on the timer's queue, after any draw already under way.
         queue.sync {
@@ -82,21 +80,22 @@ public final class ProgressBar: Sendable {
         }
         guard let done else { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-        let text = counting
-            ? ProgressBar.render(label: label, done: done, total: total, elapsed: elapsed, width: width)
-            : ProgressBar.render(label: label, total: total, elapsed: elapsed, width: width)
+        let text = ProgressBar.render(label: label, done: done, total: total, elapsed: elapsed, width: width)
         draw("\r" + text + "\u{1B}[K")
     }
 
-    /// The bar's text: `put photos/x  [#####-----]  50%  5.0 MiB / 10.0 MiB  2.5 MiB/s`, fitted to `width`.
+    /// The bar's text: `put photos/x  [#####-----]  50%  5.0 MiB / 10.0 MiB  2.5 MiB/s  ETA 0:02`, fitted
+    /// to `width` (the bar shrinks or goes first, then the label is cut). Without a total: the bytes so
+    /// far, the rate and the time elapsed.
     public static func render(label: String, done: Int64, total: Int64?, elapsed: Double, width: Int) -> String {
-        let rate = elapsed > 0 ? Int64(Double(done) / elapsed) : 0
-        let speed = Formatting.size(rate) + "/s"
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        let speed = Formatting.size(Int64(rate)) + "/s"
         var tail: String
         var bar = ""
         if let total, total > 0 {
             let fraction = min(1, max(0, Double(done) / Double(total)))
-            tail = "\(Int(fraction * 100))%  \(Formatting.size(done)) / \(Formatting.size(total))  \(speed)"
+            let eta = rate > 0 ? duration(Double(max(0, total - done)) / rate) : "--:--"
+            tail = "\(Int(fraction * 100))%  \(Formatting.size(done)) / \(Formatting.size(total))  \(speed)  ETA \(eta)"
             let room = width - label.count - tail.count - 8
             if room >= 10 {
                 let cells = min(room, 40)
@@ -104,18 +103,24 @@ public final class ProgressBar: Sendable {
                 bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "]  "
             }
         } else {
-            tail = "\(Formatting.size(done))  \(speed)  \(Int(elapsed))s"
+            tail = "\(Formatting.size(done))  \(speed)  \(duration(elapsed))"
         }
         var line = label + "  " + bar + tail
-        if line.count > width - 1 { line = String(line.prefix(max(0, width - 1))) }
+        if line.count > width - 1 {
+            // Keep the figures; cut the label.
+            let keep = max(0, width - 1 - tail.count - 3)
+            line = String(label.prefix(keep)) + "  " + tail
+            if line.count > width - 1 { line = String(line.prefix(max(0, width - 1))) }
+        }
         return line
     }
 
-    /// The text while the bytes are not counted: `get photos/x → out.bin  1.2 GiB  3s`.
-    public static func render(label: String, total: Int64?, elapsed: Double, width: Int) -> String {
-        var line = label + "  " + (total.map { Formatting.size($0) + "  " } ?? "") + "\(Int(elapsed))s"
-        if line.count > width - 1 { line = String(line.prefix(max(0, width - 1))) }
-        return line
+    /// `0:07`, `12:34`, `1:02:03`.
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(min(seconds, 359_999).rounded(.up))
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        let twoDigits = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(secs))" : "\(minutes):\(twoDigits(secs))"
     }
 
     /// Standard error's width in columns (80 when unknown).

@@ -73,12 +73,26 @@ extension BlobClient {
 
     /// The change feed, gaps included; see ``changes(store:)``.
     public func events(store: String?) -> AsyncThrowingStream<WatchEvent, Error> {
+        events(store: store, status: nil)
+    }
+
+    /// The change feed, telling `status` (on the feed's thread) when its connection is lost and when
+    /// it is up again (`blob watch` says "reconnecting…").
+    package func events(store: String?, status: (@Sendable (ChangeFeedStatus) -> Void)?) -> AsyncThrowingStream<WatchEvent, Error> {
         let (stream, continuation) = AsyncThrowingStream<WatchEvent, Error>.makeStream()
-        let feed = ChangeFeed(client: self, store: store, continuation: continuation)
+        let feed = ChangeFeed(client: self, store: store, continuation: continuation, status: status)
         continuation.onTermination = { _ in feed.cancel() }
         BlockingIO.queue.async { feed.run() }
         return stream
     }
+}
+
+/// The connection state of a change feed.
+package enum ChangeFeedStatus: Sendable, Hashable {
+    /// The daemon answered the feed's request (`Last-Event-ID` is the id it resumes after, if any).
+    case connected(lastEventID: String?)
+    /// The connection ended or could not be made; the feed retries.
+    case disconnected
 }
 
 /// The blocking loop behind ``BlobClient/events(store:)``: connect, read, parse, reconnect.
@@ -86,13 +100,18 @@ final class ChangeFeed: Sendable {
     private let client: BlobClient
     private let store: String?
     private let continuation: AsyncThrowingStream<WatchEvent, Error>.Continuation
+    private let status: (@Sendable (ChangeFeedStatus) -> Void)?
     /// Cancelled, and the connection being read (shut down to wake the reader).
     private let state = Locked<(cancelled: Bool, connection: Connection?)>((false, nil))
 
-    init(client: BlobClient, store: String?, continuation: AsyncThrowingStream<WatchEvent, Error>.Continuation) {
+    init(
+        client: BlobClient, store: String?, continuation: AsyncThrowingStream<WatchEvent, Error>.Continuation,
+        status: (@Sendable (ChangeFeedStatus) -> Void)? = nil
+    ) {
         self.client = client
         self.store = store
         self.continuation = continuation
+        self.status = status
     }
 
     func cancel() {
@@ -117,6 +136,7 @@ final class ChangeFeed: Sendable {
                 return
             }
             if isCancelled { break }
+            status?(.disconnected)
             parser.resetPartialEvent()
             // Back off before reconnecting, waking early if cancelled.
             let until = Date().addingTimeInterval(backoff)
@@ -160,6 +180,7 @@ final class ChangeFeed: Sendable {
             if status >= 500 { return false }  // Perhaps transient: retry.
             throw error
         }
+        self.status?(.connected(lastEventID: parser.lastEventID))
         // Heartbeats arrive well within the idle timeout; silence that long means a dead feed: reconnect.
         do {
             while let bytes = try reader.next(from: connection, limit: 65536) {

@@ -13,10 +13,16 @@ import Glibc
 final class Connection: @unchecked Sendable {
     /// The socket.
     let descriptor: FileDescriptor
-    /// Received bytes; those before ``readIndex`` are consumed.
-    private(set) var buffer: [UInt8] = []
-    /// The first unconsumed byte of ``buffer``.
-    private(set) var readIndex = 0
+    /// Received bytes, in memory this connection owns (`capacity` bytes): those before `readIndex`
+    /// are consumed, those from `writeIndex` on are free. Raw memory and `memcpy` rather than an
+    /// array, because generic array operations run byte by byte in unoptimized (debug) builds, and
+    /// `swift run blob` is a debug build.
+    private var storage: UnsafeMutableRawPointer
+    private var capacity: Int
+    /// The first unconsumed received byte.
+    private var readIndex = 0
+    /// The end of the received bytes.
+    private var writeIndex = 0
     /// Whether this connection already carried an exchange (so the daemon may have closed it since).
     var isReused = false
     /// When it was last returned to the pool.
@@ -25,11 +31,21 @@ final class Connection: @unchecked Sendable {
     private(set) var receivedResponseByte = false
     private let closed = Locked(false)
 
+    /// The receive buffer's first size; it grows when a response head does not fit.
+    private static let initialCapacity = 256 * 1024
+    /// A fill asks the kernel for at least this much room.
+    private static let minimumRead = 64 * 1024
+
     private init(descriptor: FileDescriptor) {
         self.descriptor = descriptor
+        capacity = Connection.initialCapacity
+        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        storage.deallocate()
+    }
 
     /// Connects to `path`, waiting at most `timeout` if the daemon's backlog is full.
     static func open(path: String, timeout: Duration) throws -> Connection {
@@ -89,7 +105,7 @@ final class Connection: @unchecked Sendable {
 
     /// Whether an idle connection was closed by the daemon (or has unexpected bytes waiting).
     var looksStale: Bool {
-        if readIndex < buffer.count { return true }
+        if readIndex < writeIndex { return true }
         var entry = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         let ready = poll(&entry, 1, 0)
         return ready != 0
@@ -132,59 +148,66 @@ final class Connection: @unchecked Sendable {
     // MARK: Receiving
 
     /// Unconsumed received bytes.
-    var available: Int { buffer.count - readIndex }
+    var available: Int { writeIndex - readIndex }
 
     /// Receives more bytes into the buffer; returns how many (0 at end of stream).
     @discardableResult
     func fill(timeout: Duration?, operation: String) throws(TransportError) -> Int {
-        if readIndex > 0 && readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+        if readIndex == writeIndex {
             readIndex = 0
-        } else if readIndex > 65536 && readIndex * 2 > buffer.count {
-            buffer.removeFirst(readIndex)
+            writeIndex = 0
+        } else if readIndex > 0 && capacity - writeIndex < Connection.minimumRead {
+            memmove(storage, storage + readIndex, writeIndex - readIndex)
+            writeIndex -= readIndex
             readIndex = 0
         }
-        let capacity = 65536
+        if capacity - writeIndex < Connection.minimumRead {
+            let grown = max(capacity * 2, writeIndex + Connection.minimumRead)
+            let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
+            larger.copyMemory(from: storage, byteCount: writeIndex)
+            storage.deallocate()
+            storage = larger
+            capacity = grown
+        }
+        let count = try receive(into: UnsafeMutableRawBufferPointer(start: storage + writeIndex, count: capacity - writeIndex), timeout: timeout, operation: operation)
+        writeIndex += count
+        return count
+    }
+
+    /// Receives into `destination`; returns how many bytes (0 at end of stream). Called with a
+    /// caller's buffer only while nothing is buffered (so that bytes stay in order): large bodies
+    /// take that path, one copy fewer.
+    func receive(into destination: UnsafeMutableRawBufferPointer, timeout: Duration?, operation: String) throws(TransportError) -> Int {
         while true {
-            let start = buffer.count
-            buffer.append(contentsOf: repeatElement(0, count: capacity))
-            let result: Result<Int?, Errno> = buffer.withUnsafeMutableBytes { raw in
-                do throws(Errno) {
-                    return .success(try descriptor.receive(into: UnsafeMutableRawBufferPointer(rebasing: raw[start...])))
-                } catch { return .failure(error) }
-            }
-            switch result {
-            case .success(let count?):
-                buffer.removeLast(capacity - count)
-                if count > 0 { receivedResponseByte = true }
-                return count
-            case .success(nil):
-                buffer.removeLast(capacity)
-                try wait(for: Int16(POLLIN), timeout: timeout, operation: operation)
-            case .failure(let error):
-                buffer.removeLast(capacity)
+            let result: Int?
+            do { result = try descriptor.receive(into: destination) } catch {
                 throw .system(error, operation: operation, beforeResponse: !receivedResponseByte)
             }
+            if let count = result {
+                if count > 0 { receivedResponseByte = true }
+                return count
+            }
+            try wait(for: Int16(POLLIN), timeout: timeout, operation: operation)
         }
     }
 
     /// Marks `count` buffered bytes consumed.
     func consume(_ count: Int) {
         readIndex += count
-        precondition(readIndex <= buffer.count)
+        precondition(readIndex <= writeIndex)
     }
 
     /// Runs `body` on the unconsumed bytes.
     func withUnconsumedBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[readIndex...])) }
+        try body(UnsafeRawBufferPointer(start: storage + readIndex, count: writeIndex - readIndex))
     }
 
-    /// Takes up to `count` unconsumed bytes.
-    func take(upTo count: Int) -> [UInt8] {
-        let n = min(count, available)
-        let bytes = Array(buffer[readIndex..<(readIndex + n)])
+    /// Copies up to `destination.count` unconsumed bytes into `destination` and consumes them; returns how many.
+    func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        let n = min(destination.count, available)
+        if n > 0 { destination.baseAddress!.copyMemory(from: storage + readIndex, byteCount: n) }
         readIndex += n
-        return bytes
+        return n
     }
 
     private func wait(for events: Int16, timeout: Duration?, operation: String) throws(TransportError) {

@@ -45,14 +45,19 @@ public final class RemoteBlobStore: BlobStoring {
         var sendFailure: TransportError?
         do {
             for try await chunk in chunks where !chunk.isEmpty {
-                var framed: [UInt8] = []
-                framed.reserveCapacity(chunk.count + 24)
-                ChunkedEncoder.appendChunkHeader(length: chunk.count, into: &framed)
-                framed.append(contentsOf: chunk)
-                ChunkedEncoder.appendChunkEnd(into: &framed)
-                let bytes = framed
+                // Head, payload and end sent from where they are: copying the payload into a framed
+                // array runs byte by byte in debug builds.
+                var head: [UInt8] = []
+                ChunkedEncoder.appendChunkHeader(length: chunk.count, into: &head)
+                var end: [UInt8] = []
+                ChunkedEncoder.appendChunkEnd(into: &end)
+                let (headBytes, endBytes) = (head, end)
                 sendFailure = try await BlockingIO.run { () -> TransportError? in
-                    do { try connection.send(bytes, timeout: timeout) } catch let error as TransportError { return error }
+                    do {
+                        try connection.send(headBytes, timeout: timeout)
+                        try chunk.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try connection.send(raw, timeout: timeout) }
+                        try connection.send(endBytes, timeout: timeout)
+                    } catch let error as TransportError { return error }
                     return nil
                 }
                 if sendFailure != nil { break }  // The daemon answered early; read its answer.
@@ -375,10 +380,14 @@ final class ResponseBodyStream: Sendable {
     private func readChunk() throws -> Data? {
         try state.withLock { state -> Data? in
             guard let connection = state.connection else { return nil }
-            var chunk: [UInt8] = []
+            // One chunk-sized buffer filled in place (socket → buffer, or buffered bytes by memcpy).
+            var chunk = Data(count: chunkSize)
+            var filled = 0
             do {
-                while chunk.count < chunkSize, let piece = try state.reader.next(from: connection, limit: chunkSize - chunk.count) {
-                    chunk += piece
+                try chunk.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws in
+                    while filled < raw.count, let count = try state.reader.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]), from: connection) {
+                        filled += count
+                    }
                 }
             } catch let error as TransportError {
                 connection.close()
@@ -389,7 +398,9 @@ final class ResponseBodyStream: Sendable {
                 transport.finish(connection, reader: state.reader)
                 state.connection = nil
             }
-            return chunk.isEmpty ? nil : Data(chunk)
+            if filled == 0 { return nil }
+            if filled < chunk.count { chunk.count = filled }
+            return chunk
         }
     }
 }

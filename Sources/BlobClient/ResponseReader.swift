@@ -1,5 +1,9 @@
 import HTTP1
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads one response from a ``Connection``: the head (skipping `100 Continue`), then the body
 /// piece by piece according to its framing.
 struct ResponseReader {
@@ -53,23 +57,28 @@ struct ResponseReader {
         }
     }
 
-    /// The next piece of the body, at most `limit` bytes; `nil` once the body is complete.
-    mutating func next(from connection: Connection, limit: Int) throws(TransportError) -> [UInt8]? {
-        let limit = max(1, limit)
+    /// Copies the next piece of the body into `destination` (at most its size); returns how many
+    /// bytes, or `nil` once the body is complete. Bytes move with `memcpy` or straight from the
+    /// socket, never one at a time (debug builds run generic per-byte code slowly).
+    mutating func read(into destination: UnsafeMutableRawBufferPointer, from connection: Connection) throws(TransportError) -> Int? {
+        guard destination.count > 0 else { return isComplete ? nil : 0 }
         while true {
             switch state {
             case .done:
                 return nil
             case .remaining(let remaining):
-                if connection.available == 0 {
-                    if try connection.fill(timeout: timeout, operation: "reading the response body") == 0 {
-                        throw .closed(beforeResponse: false)
-                    }
+                let wanted = Int(min(Int64(destination.count), remaining))
+                let target = UnsafeMutableRawBufferPointer(rebasing: destination[0..<wanted])
+                let count: Int
+                if connection.available > 0 {
+                    count = connection.take(into: target)
+                } else {
+                    count = try connection.receive(into: target, timeout: timeout, operation: "reading the response body")
+                    if count == 0 { throw .closed(beforeResponse: false) }
                 }
-                let bytes = connection.take(upTo: Int(min(Int64(limit), remaining)))
-                let left = remaining - Int64(bytes.count)
+                let left = remaining - Int64(count)
                 state = left == 0 ? .done : .remaining(left)
-                return bytes
+                return count
             case .chunked(var decoder):
                 if connection.available == 0 {
                     if try connection.fill(timeout: timeout, operation: "reading the response body") == 0 {
@@ -77,41 +86,83 @@ struct ResponseReader {
                     }
                 }
                 var ranges: [Range<Int>] = []
-                let fed = min(limit, connection.available)
-                let outcome: Result<(Int, [UInt8]), ChunkedDecodingError> = connection.withUnconsumedBytes { raw in
+                // The payload of `fed` input bytes is at most `fed` bytes, so it fits.
+                let fed = min(destination.count, connection.available)
+                let outcome: Result<(consumed: Int, copied: Int), ChunkedDecodingError> = connection.withUnconsumedBytes { raw in
                     let slice = UnsafeRawBufferPointer(rebasing: raw[0..<fed])
                     do throws(ChunkedDecodingError) {
                         let consumed = try decoder.decode(slice, payload: &ranges)
-                        var payload: [UInt8] = []
-                        for range in ranges { payload.append(contentsOf: slice[range]) }
-                        return .success((consumed, payload))
+                        var copied = 0
+                        for range in ranges where !range.isEmpty {
+                            (destination.baseAddress! + copied).copyMemory(from: slice.baseAddress! + range.lowerBound, byteCount: range.count)
+                            copied += range.count
+                        }
+                        return .success((consumed, copied))
                     } catch { return .failure(error) }
                 }
                 switch outcome {
-                case .success(let (consumed, payload)):
+                case .success(let (consumed, copied)):
                     connection.consume(consumed)
                     state = decoder.isComplete ? .done : .chunked(decoder)
-                    if !payload.isEmpty { return payload }
+                    if copied > 0 { return copied }
                 case .failure(let error):
                     throw .malformed("bad chunked body from blobd: \(error)")
                 }
             case .untilClose:
-                if connection.available == 0 {
-                    if try connection.fill(timeout: timeout, operation: "reading the response body") == 0 {
-                        state = .done
-                        return nil
-                    }
+                if connection.available > 0 { return connection.take(into: destination) }
+                let count = try connection.receive(into: destination, timeout: timeout, operation: "reading the response body")
+                if count == 0 {
+                    state = .done
+                    return nil
                 }
-                return connection.take(upTo: limit)
+                return count
             }
         }
+    }
+
+    /// The next piece of the body, at most `limit` bytes; `nil` once the body is complete.
+    mutating func next(from connection: Connection, limit: Int) throws(TransportError) -> [UInt8]? {
+        var piece = ResponseReader.zeroedBytes(max(1, limit))
+        let result: Result<Int?, TransportError> = piece.withUnsafeMutableBytes { raw in
+            do throws(TransportError) { return .success(try read(into: raw, from: connection)) } catch { return .failure(error) }
+        }
+        guard let count = try result.get() else { return nil }
+        piece.removeSubrange(count...)
+        return piece
     }
 
     /// The rest of the body.
     mutating func readAll(from connection: Connection) throws(TransportError) -> [UInt8] {
         var body: [UInt8] = []
-        if case .remaining(let length) = state { body.reserveCapacity(Int(clamping: length)) }
-        while let piece = try next(from: connection, limit: 1 << 20) { body += piece }
+        var filled = 0
+        var room = 64 * 1024
+        if case .remaining(let length) = state { room = Int(clamping: length) }
+        while true {
+            if filled == body.count {
+                var grown = ResponseReader.zeroedBytes(filled + max(room, 1))
+                if filled > 0 {
+                    grown.withUnsafeMutableBytes { target in body.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: filled) } }
+                }
+                body = grown
+                room = max(room, filled)
+            }
+            let result: Result<Int?, TransportError> = body.withUnsafeMutableBytes { raw in
+                do throws(TransportError) {
+                    return .success(try read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]), from: connection))
+                } catch { return .failure(error) }
+            }
+            guard let count = try result.get() else { break }
+            filled += count
+        }
+        if filled < body.count { body.removeSubrange(filled...) }
         return body
+    }
+
+    /// `count` zero bytes, set with `memset` (array initialisers run per byte in debug builds).
+    static func zeroedBytes(_ count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 { memset(buffer.baseAddress!, 0, count) }
+            initialized = count
+        }
     }
 }

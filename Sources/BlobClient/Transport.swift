@@ -96,7 +96,7 @@ struct Transport: Sendable {
         case .data(let data):
             try connection.send(request.serializedHead(contentLength: nil), timeout: timeout)
             try answeredEarly(connection) {
-                try connection.send([UInt8](data), timeout: timeout)
+                try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try connection.send(raw, timeout: timeout) }
             }
         case .file(let path):
             let file: FileDescriptor
@@ -107,13 +107,15 @@ struct Transport: Sendable {
             let size: Int64
             do { size = try file.status().size } catch { throw BlobStoreError.io(operation: "fstat", path: path, errno: error) }
             try connection.send(request.serializedHead(contentLength: size), timeout: timeout)
-            var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+            // Read into one buffer and sent from it by address: no per-byte array copies (slow in debug builds).
+            let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+            defer { chunk.deallocate() }
             var remaining = size
             try answeredEarly(connection) {
                 while remaining > 0 {
                     let count: Int
                     do {
-                        count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
+                        count = try file.read(into: chunk)
                     } catch let error as Errno {
                         throw BlobStoreError.io(operation: "read", path: path, errno: error)
                     }
@@ -121,7 +123,7 @@ struct Transport: Sendable {
                         throw BlobStoreError.io(operation: "read (file shrank while being sent)", path: path, errno: Errno(rawValue: 0))
                     }
                     let used = Int(min(Int64(count), remaining))
-                    try connection.send(Array(chunk[0..<used]), timeout: timeout)
+                    try connection.send(UnsafeRawBufferPointer(rebasing: chunk[0..<used]), timeout: timeout)
                     remaining -= Int64(used)
                 }
             }

@@ -5,10 +5,13 @@ import Foundation
 /// `blobd`'s command line, parsed by hand (no package dependencies). Public so that other
 /// executables (the benchmark runs a daemon as a child of itself) start exactly the same daemon.
 public enum DaemonCommandLine {
+    /// What `blobd --version` prints after `blobd `: the package's ``BlobStore/BlobStoreVersion``.
+    public static let version = BlobStoreVersion
+
     /// The `--help` text.
     public static let usage = """
         usage: blobd [--root DIR] [--socket PATH] [--durability durable|relaxed] [--event-loops N]
-                     [--allow-group GID] [--log-level error|info|debug] [--heartbeat SECONDS] [--help]
+                     [--allow-group GID] [--log-level error|info|debug] [--heartbeat SECONDS] [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
           --root DIR          stores folder (default: \(StoreRoot.defaultURL.path))
           --socket PATH       socket path (default: \(ServerConfiguration.defaultSocketPath()))
@@ -17,6 +20,7 @@ public enum DaemonCommandLine {
           --allow-group GID   also accept peers whose effective gid is GID (socket mode 0660)
           --log-level LEVEL   error, info (default) or debug
           --heartbeat SECONDS interval of ':' heartbeats on idle /v1/events streams (default 15)
+          --version           print the version and exit
         """
 
     /// What a command line asks for.
@@ -25,6 +29,8 @@ public enum DaemonCommandLine {
         case run(ServerConfiguration)
         /// Print ``usage`` and exit 0.
         case help
+        /// Print `blobd VERSION` (``BlobStore/BlobStoreVersion``) and exit 0.
+        case version
         /// A mistake, described in one line; exit 64.
         case usageError(String)
     }
@@ -48,6 +54,8 @@ public enum DaemonCommandLine {
             switch flag {
             case "--help", "-h":
                 return .help
+            case "--version":
+                return .version
             case "--root":
                 guard let path = next(), !path.isEmpty else { return .usageError("--root needs a directory") }
                 configuration.root = URL(fileURLWithPath: path)

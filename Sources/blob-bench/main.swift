@@ -9,7 +9,7 @@ import Glibc
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == BenchDaemon.childCommand {
     switch DaemonCommandLine.parse(Array(CommandLine.arguments.dropFirst(2))) {
     case .run(let configuration): exit(Daemon.run(configuration))
-    case .help: exit(0)
+    case .help, .version: exit(0)
     case .usageError(let message):
         Console.progress("blob-bench \(BenchDaemon.childCommand): \(message)")
         exit(64)

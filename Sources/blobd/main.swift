@@ -10,6 +10,9 @@ switch DaemonCommandLine.parse(Array(CommandLine.arguments.dropFirst())) {
 case .help:
     print(DaemonCommandLine.usage)
     exit(0)
+case .version:
+    print("blobd \(DaemonCommandLine.version)")
+    exit(0)
 case .usageError(let message):
     Log.write("blobd: \(message) (try blobd --help)")
     exit(64)

@@ -82,11 +82,11 @@ struct BackendTests {
                 #expect(objects.map { $0["kind"] as? String } == ["put", "put", "removed"])
                 #expect(objects.map { $0["sequence"] as? Int } == [1, 2, 3])
                 #expect(objects[1]["identifier"] as? String == "b.png")
-                #expect(((objects[1]["metadata"] as? [String: Any])?["image"] as? [String: Any])?["width"] as? Int == 640)
+                #expect(((objects[1]["blob"] as? [String: Any])?["image"] as? [String: Any])?["width"] as? Int == 640)
             } else {
-                #expect(lines[0].contains("#1  put       photos/a  3 B  text/plain"))
+                #expect(lines[0].contains("#1        put                 3 B  text/plain  ") && lines[0].hasSuffix("  photos/a"))
                 #expect(lines[1].contains("photos/b.png") && lines[1].contains("640×480"))
-                #expect(lines[2].contains("#3  removed   photos/a"))
+                #expect(lines[2].contains("#3        removed  ") && lines[2].hasSuffix("  photos/a"))
             }
         }
     }

@@ -21,6 +21,8 @@ struct DaemonModeTests {
     let folder: TempFolder
     let socket: String
     let daemon = Process()
+    /// The daemon started after ``restartDaemon()``, if any.
+    let restarted = Box<Process?>(nil)
 
     init() throws {
         folder = try TempFolder()
@@ -36,9 +38,9 @@ struct DaemonModeTests {
     }
 
     func stop() {
-        if daemon.isRunning {
-            kill(daemon.processIdentifier, SIGTERM)
-            daemon.waitUntilExit()
+        for process in [daemon, restarted.current].compactMap({ $0 }) where process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
         }
         folder.cleanUp()
         try? FileManager.default.removeItem(atPath: (socket as NSString).deletingLastPathComponent)
@@ -46,6 +48,85 @@ struct DaemonModeTests {
 
     func blob(_ arguments: [String], input: Data? = nil) throws -> ProcessRun {
         try runBlob(["--socket", socket] + arguments, input: input)
+    }
+
+    /// Stops the daemon and starts it again on the same root and socket.
+    func restartDaemon() throws {
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        let next = Process()
+        next.executableURL = daemon.executableURL
+        next.arguments = daemon.arguments
+        next.standardError = FileHandle.nullDevice
+        try next.run()
+        restarted.with { $0 = next }
+    }
+
+    @Test func lsOfAMissingStoreFailsThroughTheDaemon() throws {
+        defer { stop() }
+        let missing = try blob(["ls", "nosuch"])
+        #expect(missing.status == 2)
+        #expect(missing.errorText == "blob: store 'nosuch' not found (daemon at \(socket))\n")
+        #expect(missing.output.isEmpty)
+        #expect(try blob(["--json", "ls", "nosuch/prefix"]).status == 2)
+        #expect(try blob(["put", "box/a", "-"], input: Data("a".utf8)).status == 0)
+        let emptyPrefix = try blob(["ls", "box/zzz"])
+        #expect(emptyPrefix.status == 0 && emptyPrefix.output.isEmpty, "an existing store with nothing under the prefix is not an error")
+        #expect(try blob(["rm", "-r", "--yes", "nosuch"]).status == 2)
+    }
+
+    @Test func watchSaysReconnectingWhenTheDaemonGoesAwayAndResumes() throws {
+        defer { stop() }
+        #expect(try blob(["put", "w/before", "-"], input: Data("0".utf8)).status == 0)
+        let watcher = Process()
+        watcher.executableURL = BlobBinary.url
+        watcher.arguments = ["--socket", socket, "watch", "w"]
+        let output = Pipe(), errors = Pipe()
+        watcher.standardOutput = output
+        watcher.standardError = errors
+        try watcher.run()
+        let collected = Box(Data()), collectedErrors = Box(Data())
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            collected.with { $0.append(chunk) }
+        }
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            collectedErrors.with { $0.append(chunk) }
+        }
+        defer {
+            if watcher.isRunning { kill(watcher.processIdentifier, SIGTERM) }
+            watcher.waitUntilExit()
+            output.fileHandleForReading.readabilityHandler = nil
+            errors.fileHandleForReading.readabilityHandler = nil
+        }
+        func text() -> String { String(decoding: collected.current, as: UTF8.self) }
+        func errorText() -> String { String(decoding: collectedErrors.current, as: UTF8.self) }
+        func waitFor(_ needle: String, in source: () -> String) -> Bool {
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                if source().contains(needle) { return true }
+                usleep(50_000)
+            }
+            return false
+        }
+        // The watcher connects in the background: probe until it reports a change.
+        var probes = 0
+        let deadline = Date().addingTimeInterval(15)
+        while !text().contains("w/probe") && Date() < deadline {
+            probes += 1
+            _ = try blob(["put", "w/probe", "-"], input: Data("\(probes)".utf8))
+            usleep(200_000)
+        }
+        #expect(text().contains("w/probe"), "watch never reported a change")
+
+        try restartDaemon()
+        #expect(waitFor("blob: lost the connection to the daemon; reconnecting…", in: errorText), "\(errorText())")
+        #expect(waitFor("blob: reconnected; resuming after event #", in: errorText), "\(errorText())")
+        #expect(try blob(["put", "w/after-restart", "-"], input: Data("1".utf8)).status == 0)
+        #expect(waitFor("w/after-restart", in: text), "the watch resumed: \(text())")
+        #expect(watcher.isRunning)
+        #expect(errorText().components(separatedBy: "reconnecting").count == 2, "said once per outage: \(errorText())")
     }
 
     @Test func everyCommandWorksThroughTheDaemon() throws {
@@ -57,7 +138,7 @@ struct DaemonModeTests {
         let get = try blob(["get", "box/dir/file.bin"])
         #expect(get.status == 0 && get.output == content)
         let stat = try blob(["--json", "stat", "box/dir/file.bin"])
-        #expect((try stat.json()["userMetadata"] as? [String: String]) == ["owner": "me"])
+        #expect((try stat.json()["metadata"] as? [String: String]) == ["owner": "me"])
         #expect(try blob(["ls", "box/dir/"]).outputText.contains("file.bin"))
         #expect(try blob(["stores"]).outputText.contains("box"))
         let verify = try blob(["verify", "box"])

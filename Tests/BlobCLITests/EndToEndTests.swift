@@ -127,7 +127,7 @@ struct EndToEndTests {
         #expect(metadata["contentType"] as? String == "image/png")
         let etag = try #require(metadata["etag"] as? String)
         #expect(etag.count == 16)
-        #expect((metadata["userMetadata"] as? [String: String]) == ["owner": "ann", "year": "2024"])
+        #expect((metadata["metadata"] as? [String: String]) == ["owner": "ann", "year": "2024"])
         let image = try #require(metadata["image"] as? [String: Any])
         #expect(image["format"] as? String == "png" && image["width"] as? Int == 640 && image["height"] as? Int == 480)
         for key in ["created", "modified"] { #expect((metadata[key] as? String)?.hasSuffix("Z") == true) }

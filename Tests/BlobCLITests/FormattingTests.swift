@@ -31,12 +31,14 @@ struct FormattingTests {
         #expect(Formatting.count(-1234) == "-1,234")
     }
 
-    @Test("dates: local text, and ISO 8601 UTC with microseconds for JSON")
+    @Test("dates: local text, and RFC 3339 UTC with milliseconds (rounded down, as the daemon's) for JSON")
     func dates() {
         #expect(Formatting.date(Self.date, utcOffset: 0) == "2023-11-14 22:13:20")
         #expect(Formatting.date(Self.date, utcOffset: 3600) == "2023-11-14 23:13:20")
-        #expect(Formatting.isoDate(Self.date) == "2023-11-14T22:13:20.250000Z")
-        #expect(Formatting.isoDate(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000000Z")
+        #expect(Formatting.isoDate(Self.date) == "2023-11-14T22:13:20.250Z")
+        #expect(Formatting.isoDate(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(Formatting.isoDate(Date(timeIntervalSince1970: 1.9999)) == "1970-01-01T00:00:01.999Z")
+        #expect(Formatting.isoDate(Date(timeIntervalSince1970: -0.0005)) == "1969-12-31T23:59:59.999Z")
     }
 
     @Test("columns align, right-aligned where asked, last column unpadded")
@@ -62,15 +64,21 @@ struct FormattingTests {
             """)
     }
 
-    @Test("metadata JSON has stable keys in a stable order and parses")
+    @Test("metadata JSON is the HTTP metadata object (plus store): same keys, ms dates, image only for images")
     func metadataJSON() throws {
         let text = JSONOutput.metadata(Self.metadata, store: "photos").serialized()
         #expect(text.hasPrefix(#"{"store":"photos","identifier":"cats/tom.png","size":1258291,"contentType":"image/png","etag":"0123456789abcdef","created":"#))
         let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(object["modified"] as? String == "2023-11-14T22:14:20.250000Z")
-        #expect((object["userMetadata"] as? [String: String]) == ["owner": "ann", "album": "2024"])
+        #expect(object["modified"] as? String == "2023-11-14T22:14:20.250Z")
+        #expect((object["metadata"] as? [String: String]) == ["owner": "ann", "album": "2024"])
+        #expect(object["userMetadata"] == nil)
         let image = try #require(object["image"] as? [String: Any])
         #expect(image["format"] as? String == "png" && image["width"] as? Int == 640 && image["height"] as? Int == 480)
+        #expect(Set(object.keys) == ["store", "identifier", "size", "contentType", "etag", "created", "modified", "metadata", "image"])
+        var plain = Self.metadata
+        plain.image = nil
+        let noImage = try #require(JSONSerialization.jsonObject(with: Data(JSONOutput.metadata(plain, store: "p").serialized().utf8)) as? [String: Any])
+        #expect(noImage.keys.contains("image") == false)
     }
 
     @Test("JSON strings are escaped; pretty and compact forms parse to the same value")
@@ -87,14 +95,16 @@ struct FormattingTests {
         #expect(!value.serialized().contains("\n"))
     }
 
-    @Test("progress bar text: known and unknown totals, fitted to the width")
+    @Test("progress bar text: percent, rate and ETA with a known total; bytes, rate and time without; fitted to the width")
     func progressText() {
         let known = ProgressBar.render(label: "put s/x", done: 5 * 1024 * 1024, total: 10 * 1024 * 1024, elapsed: 2, width: 100)
-        #expect(known.hasPrefix("put s/x  [####################--------------------]  50%  5.0 MiB / 10.0 MiB  2.5 MiB/s"))
+        #expect(known == "put s/x  [####################--------------------]  50%  5.0 MiB / 10.0 MiB  2.5 MiB/s  ETA 0:02")
         let unknown = ProgressBar.render(label: "put s/x", done: 3 * 1024, total: nil, elapsed: 3, width: 80)
-        #expect(unknown == "put s/x  3.0 KiB  1.0 KiB/s  3s")
-        #expect(ProgressBar.render(label: String(repeating: "x", count: 200), done: 1, total: 2, elapsed: 1, width: 40).count == 39)
-        #expect(ProgressBar.render(label: "get s/x → f", total: 2048, elapsed: 4.5, width: 80) == "get s/x → f  2.0 KiB  4s")
+        #expect(unknown == "put s/x  3.0 KiB  1.0 KiB/s  0:03")
+        let narrow = ProgressBar.render(label: String(repeating: "x", count: 200), done: 1, total: 2, elapsed: 1, width: 60)
+        #expect(narrow.count <= 59 && narrow.hasSuffix("ETA 0:01"))
+        #expect(ProgressBar.render(label: "x", done: 0, total: 2, elapsed: 0, width: 80).hasSuffix("ETA --:--"))
+        #expect(ProgressBar.duration(3725) == "1:02:05" && ProgressBar.duration(59.2) == "1:00")
     }
 
     @Test("a disabled progress bar never draws; an enabled one draws after the delay and erases itself")
@@ -128,11 +138,18 @@ struct FormattingTests {
                1.2 MiB  2023-11-14 22:14:20  image/png                 cats/tom.png
             """)
         let put = BlobChange(sequence: 3, store: "photos", kind: .put(Self.metadata), date: Self.date)
-        #expect(WatchCommand.line(put, utcOffset: 0) == "2023-11-14 22:13:20  #3  put       photos/cats/tom.png  1.2 MiB  image/png  640×480  0123456789abcdef")
-        let removed = BlobChange(sequence: 4, store: "photos", kind: .removed(identifier: "a"), date: Self.date)
-        #expect(WatchCommand.line(removed, utcOffset: 0) == "2023-11-14 22:13:20  #4  removed   photos/a")
+        let removed = BlobChange(sequence: 14, store: "photos", kind: .removed(identifier: "a"), date: Self.date)
+        let all = BlobChange(sequence: 1_795_392_508_076_000, store: "photos", kind: .removedAll, date: Self.date)
+        let lines = [put, removed, all].map { WatchCommand.line($0, utcOffset: 0) }
+        #expect(lines == [
+            "2023-11-14 22:13:20  #3        put             1.2 MiB  image/png                 0123456789abcdef  photos/cats/tom.png  640×480",
+            "2023-11-14 22:13:20  #14       removed                                                              photos/a",
+            "2023-11-14 22:13:20  #1795392508076000  removed-all                                                          photos",
+        ])
+        // The address column starts at the same place on every line of a run whose sequence numbers have up to 7 digits.
+        #expect(lines[0].range(of: "photos/")?.lowerBound.utf16Offset(in: lines[0]) == lines[1].range(of: "photos/")?.lowerBound.utf16Offset(in: lines[1]))
         let json = JSONOutput.change(put).serialized()
-        #expect(json.hasPrefix(#"{"sequence":3,"store":"photos","date":"2023-11-14T22:13:20.250000Z","kind":"put","identifier":"cats/tom.png","metadata":{"#))
+        #expect(json.hasPrefix(#"{"sequence":3,"store":"photos","date":"2023-11-14T22:13:20.250Z","kind":"put","identifier":"cats/tom.png","blob":{"store":"photos","identifier":"cats/tom.png""#))
     }
 
     @Test("exit codes for the store's errors")

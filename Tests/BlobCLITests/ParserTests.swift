@@ -146,7 +146,7 @@ struct ParserTests {
         (["verify", "a", "b"], "Error: unexpected argument 'b'. See 'blob help verify'."),
         (["watch", "a", "b"], "Error: unexpected argument 'b'. See 'blob help watch'."),
         (["put", "photos"], "Error: 'photos' has no identifier (expected STORE/ID). See 'blob help put'."),
-        (["put", "photos/"], "Error: 'photos/' has no identifier after the store name (expected STORE/ID). See 'blob help put'."),
+        (["put", "photos/"], "Error: 'photos/' ends with '/': give a FILE to take the blob's name from, or the whole STORE/ID. See 'blob help put'."),
         (["get", "Photos/x"], "Error: invalid store name 'Photos': a store name must start with a lowercase letter or digit. See 'blob help get'."),
         (["put", "s/x", "--bogus"], "Error: unknown option '--bogus'. See 'blob help put'."),
         (["get", "s/x", "-z"], "Error: unknown option '-z'. See 'blob help get'."),

@@ -89,7 +89,8 @@ struct ProcessRun {
 /// Runs the `blob` binary with `arguments`, feeding `input` through a pipe (optionally in two halves
 /// with a pause between them), with standard output and error as pipes.
 func runBlob(
-    _ arguments: [String], input: Data? = nil, pauseMidInput: Double = 0, environment extra: [String: String] = [:]
+    _ arguments: [String], input: Data? = nil, pauseMidInput: Double = 0, environment extra: [String: String] = [:],
+    directory: URL? = nil
 ) throws -> ProcessRun {
     guard let binary = BlobBinary.url else { throw BinaryMissing() }
     let process = Process()
@@ -100,6 +101,7 @@ func runBlob(
     environment["XDG_RUNTIME_DIR"] = "/nonexistent-runtime"
     for (key, value) in extra { environment[key] = value }
     process.environment = environment
+    if let directory { process.currentDirectoryURL = directory }
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
@@ -177,7 +179,7 @@ final class MemoryBackend: BlobBackend, @unchecked Sendable {
 
     func verify(_ store: String?) async throws -> [StoreVerification] { [] }
 
-    func changes(_ store: String?) async throws -> AsyncStream<BlobChange> {
+    func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
         let memory = try memoryStore(store ?? "watched", create: true)
         let source = memory.changes()
         let limit = eventLimit

@@ -15,21 +15,26 @@ struct GetCommand: BlobCommand {
             The content is written byte-exact (binary safe, no newline added) and streamed. With -o, the file \
             is written beside FILE under a temporary name and renamed over FILE only once complete, so FILE is \
             never left half-written; then the metadata is printed (with --json, as JSON). --json does not change \
-            what is written to standard output without -o: the content.
+            what is written to standard output without -o: the content. Binary content (a NUL byte or invalid \
+            UTF-8 at its start) is not written to a terminal (exit 1) unless -o - asks for it.
             """,
         arguments: [ArgumentSpec("STORE/ID", help: "The store and the blob's identifier (split at the first '/').")],
         options: [
-            OptionSpec("output", short: "o", .value(metavar: "FILE"), help: "Write to FILE (through a temporary file and a rename) instead of standard output."),
+            OptionSpec("output", short: "o", .value(metavar: "FILE"), help: "Write to FILE (through a temporary file and a rename); to DIR/<last part of ID> for a folder (DIR/ or .); '-': standard output, even binary to a terminal."),
             OptionSpec("range", .value(metavar: "A-B"), help: "Only bytes A through B (inclusive, from 0); 'A-' to the end; '-N' the last N bytes."),
         ],
         examples: [
             "blob get photos/cats/tom.png > tom.png",
             "blob get photos/cats/tom.png -o tom.png",
+            "blob get photos/cats/tom.png -o .            # writes ./tom.png",
             "blob get logs/today --range 0-1023 | less",
         ])
 
     let address: BlobAddress
+    /// The file to write, as given (`nil`: standard output).
     let output: String?
+    /// `-o -` was given: standard output even when it is a terminal and the content is binary.
+    let forceStandardOutput: Bool
     let range: ByteRangeSpec?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -37,49 +42,81 @@ struct GetCommand: BlobCommand {
         let output = arguments.value("output")
         if let output, output.isEmpty { throw UsageError("'-o' needs a file name", command: Self.spec.name) }
         self.output = output == "-" ? nil : output
+        forceStandardOutput = output == "-"
         range = try arguments.value("range").map { text throws(UsageError) in try ByteRangeSpec.parse(text, command: Self.spec.name) }
     }
 
     func run(_ context: CommandContext) async throws {
         let store = try await context.backend.store(address.store, create: false)
+        let target = try output.map { try Self.outputPath($0, identifier: address.identifier) }
         var byteRange: Range<Int64>?
         if let range {
             let size = range.needsSize ? try await store.head(address.identifier).size : 0
             byteRange = range.resolved(size: size)
         }
-        if let output, byteRange == nil {
-            // The store's own download: temp file beside the target, renamed when complete.
-            let size = try await store.head(address.identifier).size
-            let progress = context.progress("get \(address) → \(output)", total: size, counting: false)
-            let metadata: BlobMetadata
-            do {
-                metadata = try await store.download(address.identifier, to: URL(fileURLWithPath: output))
-                progress.finish()
-            } catch {
-                progress.finish()
-                throw error
-            }
-            try await report(metadata, bytes: metadata.size, context: context)
+        let stream = try await store.stream(address.identifier, range: byteRange, chunkSize: 1 << 20)
+        let count = stream.range.upperBound - stream.range.lowerBound
+        if let target {
+            let progress = context.progress("get \(address) → \(target)", total: count)
+            defer { progress.finish() }
+            try await Self.writeAtomically(stream, to: target, progress: progress)
+            progress.finish()
+            try await report(stream.metadata, bytes: count, path: target, context: context)
             return
         }
-        let stream = try await store.stream(address.identifier, range: byteRange, chunkSize: 256 * 1024)
-        let count = stream.range.upperBound - stream.range.lowerBound
-        let progress = context.progress("get \(address)", total: count)
+        // Content on a terminal: no progress line in the middle of it, and no binary unless asked for.
+        let toTerminal = context.console.outputIsTerminal
+        let progress = context.progress("get \(address)", total: count, enabled: !toTerminal)
         defer { progress.finish() }
-        if let output {
-            try await Self.writeAtomically(stream, to: output, progress: progress)
-            progress.finish()
-            try await report(stream.metadata, bytes: count, context: context)
-        } else {
-            for try await chunk in stream {
-                try await context.console.output.write(chunk)
-                progress.add(chunk.count)
+        var first = true
+        for try await chunk in stream {
+            if first && toTerminal && !forceStandardOutput && Self.looksBinary(chunk) {
+                throw CLIError.binaryOutputToTerminal
             }
+            first = false
+            try await context.console.output.write(chunk)
+            progress.add(chunk.count)
         }
     }
 
-    private func report(_ metadata: BlobMetadata, bytes: Int64, context: CommandContext) async throws {
-        guard let output else { return }
+    /// Where `-o PATH` writes: `PATH` itself, or for a folder (`DIR/`, `.`, `..`, or an existing
+    /// folder) the identifier's last component inside it, as `cp` and `curl -O` name files.
+    static func outputPath(_ path: String, identifier: String) throws -> String {
+        var isFolder = path.hasSuffix("/") || path == "." || path == ".."
+        if !isFolder, let status = try? FileSystem.statusIfExists(path), status.kind == .directory { isFolder = true }
+        guard isFolder else { return path }
+        guard let last = identifier.split(separator: "/").last.map(String.init), last != ".", last != ".." else {
+            throw CLIError.noFileName(identifier: identifier, folder: path)
+        }
+        return (path.hasSuffix("/") ? path : path + "/") + last
+    }
+
+    /// Whether `chunk` (the start of the content) is not text: it has a NUL byte or is not UTF-8
+    /// (a character cut at the chunk's end does not count). curl uses the same NUL test.
+    static func looksBinary(_ chunk: Data) -> Bool {
+        chunk.withUnsafeBytes { raw -> Bool in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            if let base = raw.baseAddress, memchr(base, 0, raw.count) != nil { return true }
+            var index = 0
+            while index < bytes.count {
+                let lead = bytes[index]
+                let length: Int
+                switch lead {
+                case 0x00...0x7F: length = 1
+                case 0xC2...0xDF: length = 2
+                case 0xE0...0xEF: length = 3
+                case 0xF0...0xF4: length = 4
+                default: return true
+                }
+                if index + length > bytes.count { return false }  // Cut at the end of the chunk.
+                for offset in 1..<max(1, length) where bytes[index + offset] & 0xC0 != 0x80 { return true }
+                index += length
+            }
+            return false
+        }
+    }
+
+    private func report(_ metadata: BlobMetadata, bytes: Int64, path output: String, context: CommandContext) async throws {
         var json = JSONOutput.metadata(metadata, store: address.store)
         if case .object(var members) = json {
             members.append(("path", .string(output)))

@@ -26,15 +26,8 @@ struct LsCommand: BlobCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         let name = Self.spec.name
-        let text = arguments.positionals[0]
-        let prefix: String
-        if let slash = text.firstIndex(of: "/") {
-            store = String(text[..<slash])
-            prefix = String(text[text.index(after: slash)...])
-        } else {
-            store = text
-            prefix = ""
-        }
+        let (store, prefix) = Self.split(arguments.positionals[0])
+        self.store = store
         try BlobAddress.checkStore(store, command: name)
         var query = ListQuery(prefix: prefix)
         if let type = arguments.value("type") { query.contentTypePrefix = type }
@@ -47,14 +40,27 @@ struct LsCommand: BlobCommand {
         all = arguments.flag("all")
     }
 
+    /// `STORE/PREFIX` → (`STORE`, `PREFIX`); `STORE` → (`STORE`, "").
+    static func split(_ text: String) -> (store: String, prefix: String) {
+        guard let slash = text.firstIndex(of: "/") else { return (text, "") }
+        return (String(text[..<slash]), String(text[text.index(after: slash)...]))
+    }
+
     func run(_ context: CommandContext) async throws {
         let store = try await context.backend.store(self.store, create: false)
         var query = self.query
         var items: [BlobMetadata] = []
         var printedHeader = false
         var nextCursor: String?
+        var firstPage = true
         while true {
             let page = try await store.list(query)
+            // A store that does not exist lists as empty on some backends (the daemon's client):
+            // ask whether it exists before printing nothing.
+            if firstPage, page.items.isEmpty, try await !context.backend.storeExists(self.store) {
+                throw CLIError.storeNotFound(store: self.store, location: context.backend.location)
+            }
+            firstPage = false
             nextCursor = page.nextCursor
             if context.json {
                 items += page.items

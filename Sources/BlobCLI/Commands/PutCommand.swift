@@ -17,11 +17,11 @@ struct PutCommand: BlobCommand {
             --if-none-match or --if-match says otherwise. Prints the stored blob's metadata.
             """,
         arguments: [
-            ArgumentSpec("STORE/ID", help: "The store and the blob's identifier (split at the first '/')."),
+            ArgumentSpec("STORE/ID", help: "The store and the blob's identifier (split at the first '/'); ending with '/', FILE's name is appended."),
             ArgumentSpec("FILE|-", help: "The file to store; '-' or absent: standard input.", optional: true),
         ],
         options: [
-            OptionSpec("type", .value(metavar: "MIME"), help: "Content type (default: the image type if recognised, else application/octet-stream)."),
+            OptionSpec("type", .value(metavar: "MIME"), help: "Content type TYPE/SUBTYPE[; name=value] (default: the image type if recognised, else guessed from the file name's extension, else application/octet-stream)."),
             OptionSpec("meta", .repeatable(metavar: "KEY=VALUE"), help: "User metadata pair; repeat for more (keys: a-z, 0-9, '-', '_')."),
             OptionSpec("image", help: "Refuse content that is not a recognised image (exit 4)."),
             OptionSpec("record", help: "Refuse content that is not a JSON document (exit 4); type application/json."),
@@ -40,9 +40,9 @@ struct PutCommand: BlobCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         let name = Self.spec.name
-        address = try BlobAddress.parse(arguments.positionals[0], command: name)
         let file = arguments.positionals.count > 1 ? arguments.positionals[1] : "-"
         self.file = file == "-" ? nil : file
+        address = try Self.address(arguments.positionals[0], file: self.file)
         if arguments.flag("image") && arguments.flag("record") {
             throw UsageError("'--image' and '--record' cannot be used together", command: name)
         }
@@ -55,11 +55,33 @@ struct PutCommand: BlobCommand {
             condition = .ifMatch(try ValueParsing.etag(tag, option: "if-match", command: name))
         }
         let validation: ContentValidation = arguments.flag("image") ? .image : arguments.flag("record") ? .record : .none
-        let type = arguments.value("type")
-        if let type, type.isEmpty { throw UsageError("'--type' needs a MIME type", command: name) }
+        var type = arguments.value("type")
+        if let given = type {
+            if given.isEmpty { throw UsageError("'--type' needs a MIME type", command: name) }
+            if let problem = ContentTypes.violation(given) {
+                throw UsageError("'--type \(given)' is not a media type: \(problem)", command: name)
+            }
+        } else if validation == .none {
+            // Named after the local file when there is one, else after the identifier. With --image or
+            // --record the content decides (the image's type; application/json).
+            type = ContentTypes.guess(forName: self.file ?? address.identifier)
+        }
         options = PutOptions(
             contentType: type, userMetadata: try ValueParsing.metadata(arguments.values("meta"), command: name),
             condition: condition, validation: validation)
+    }
+
+    /// `STORE/ID`, or `STORE/PREFIX/` with a `FILE`: the file's name appended (as `cp FILE DIR/`).
+    static func address(_ text: String, file: String?) throws(UsageError) -> BlobAddress {
+        let name = spec.name
+        guard text.hasSuffix("/") else { return try BlobAddress.parse(text, command: name) }
+        guard let file else {
+            throw UsageError("'\(text)' ends with '/': give a FILE to take the blob's name from, or the whole STORE/ID", command: name)
+        }
+        guard let base = file.split(separator: "/").last.map(String.init), base != ".", base != ".." else {
+            throw UsageError("cannot name a blob after '\(file)'; give the whole STORE/ID", command: name)
+        }
+        return try BlobAddress.parse(text + base, command: name)
     }
 
     func run(_ context: CommandContext) async throws {
@@ -75,14 +97,15 @@ struct PutCommand: BlobCommand {
         } else {
             sourceName = "standard input"
             source = FileDescriptor(rawValue: context.console.input)
-            if isatty(context.console.input) == 1 {
+            if context.console.inputIsTerminal {
                 await context.console.printError("blob: reading \(address) from standard input; end with Ctrl-D")
             }
         }
         defer { if file != nil { try? source.close() } }
 
         let store = try await context.backend.store(address.store, create: true)
-        let progress = context.progress("put \(address)", total: total)
+        // No progress while someone types the content: the line would mix with their typing.
+        let progress = context.progress("put \(address)", total: total, enabled: file != nil || !context.console.inputIsTerminal)
         let chunks = DescriptorChunks(descriptor: source, name: sourceName, chunkSize: 1 << 20) { progress.add($0) }
         let metadata: BlobMetadata
         do {

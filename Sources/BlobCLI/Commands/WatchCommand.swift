@@ -22,25 +22,40 @@ struct WatchCommand: BlobCommand {
 
     func run(_ context: CommandContext) async throws {
         if let store { _ = try await context.backend.store(store, create: false) }
-        let changes = try await context.backend.changes(store)
+        let console = context.console
+        let changes = try await context.backend.changes(store) { status in
+            let text: String
+            switch status {
+            case .reconnecting: text = "blob: lost the connection to the daemon; reconnecting…"
+            case .resumed(let last): text = "blob: reconnected; resuming" + (last.map { " after event #\($0)" } ?? "")
+            }
+            Task { await console.printError(text) }
+        }
         for await change in changes {
             let line = context.json ? JSONOutput.change(change).serialized() : Self.line(change)
             try await context.console.print(line)
         }
     }
 
-    /// `2025-01-31 14:05:09  #12  put      photos/cats/tom.png  1.2 MiB  image/png  3f2a9c0d11e4b7a8`.
+    /// One line per change in fixed-width columns, so lines printed one at a time line up:
+    /// date (19), `#SEQUENCE` (at least 8), kind (11: `put`, `removed`, `removed-all`), size (10, right-aligned),
+    /// content type (at least 24), ETag (16), then `STORE/ID` and for images the pixel size. Removals
+    /// leave size, type and ETag blank.
     static func line(_ change: BlobChange, utcOffset: Int? = nil) -> String {
-        let head = "\(Formatting.date(change.date, utcOffset: utcOffset))  #\(change.sequence)  "
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        func padLeft(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+        let head = Formatting.date(change.date, utcOffset: utcOffset) + "  " + pad("#\(change.sequence)", 8) + "  "
+        let blank = String(repeating: " ", count: 10 + 2 + 24 + 2 + 16 + 2)
         switch change.kind {
         case .put(let metadata):
-            var text = head + "put       \(change.store)/\(metadata.identifier)  \(Formatting.size(metadata.size))  \(metadata.contentType)"
+            var text = head + pad("put", 11) + "  " + padLeft(Formatting.size(metadata.size), 10) + "  "
+            text += pad(metadata.contentType, 24) + "  " + metadata.etag.rawValue + "  " + "\(change.store)/\(metadata.identifier)"
             if let image = metadata.image { text += "  \(Formatting.pixels(image))" }
-            return text + "  \(metadata.etag)"
+            return text
         case .removed(let identifier):
-            return head + "removed   \(change.store)/\(identifier)"
+            return head + pad("removed", 11) + "  " + blank + "\(change.store)/\(identifier)"
         case .removedAll:
-            return head + "removed-all  \(change.store)"
+            return head + pad("removed-all", 11) + "  " + blank + change.store
         }
     }
 }
