@@ -1,0 +1,280 @@
+import Foundation
+import Testing
+@testable import BlobStore
+
+private func reason(_ result: Result<ImageInfo, ImageParseFailure>) -> String? {
+    if case .failure(let failure) = result { return failure.reason }
+    return nil
+}
+
+private func validate(_ bytes: [UInt8]) -> Result<ImageInfo, ImageParseFailure> { ImageValidator.validate(bytes) }
+
+@Suite("CRC-32")
+struct CRC32Tests {
+    @Test func knownVectors() {
+        #expect(CRC32.checksum([]) == 0)
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(CRC32.checksum(Array("The quick brown fox jumps over the lazy dog".utf8)) == 0x414F_A339)
+        #expect(CRC32.checksum([0]) == 0xD202_EF8D)
+        #expect(CRC32.checksum(Array("IEND".utf8)) == 0xAE42_6082) // every PNG's last four bytes
+    }
+
+    @Test("piecewise updates equal one update, whatever the split")
+    func piecewise() {
+        var rng = SeededRandom(seed: 7)
+        let bytes = (0..<1000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let whole = CRC32.checksum(bytes)
+        for _ in 0..<50 {
+            var crc = CRC32()
+            var at = 0
+            while at < bytes.count {
+                let end = min(bytes.count, at + Int.random(in: 0...40, using: &rng))
+                crc.update(Array(bytes[at..<end]))
+                at = end
+            }
+            #expect(crc.value == whole)
+        }
+    }
+}
+
+@Suite("Image validator: real fixtures, whole and cut")
+struct ImageValidatorFixtureTests {
+    @Test("every fixture validates to its true format and size", arguments: ImageFixture.all)
+    func fixtureValidates(_ fixture: ImageFixture) throws {
+        #expect(try validate(fixture.bytes()) == .success(fixture.info))
+    }
+
+    @Test("every cut of a fixture is refused (every cut point up to 4 KB, then spread out)", arguments: ImageFixture.all)
+    func everyCutIsRefused(_ fixture: ImageFixture) throws {
+        let bytes = try fixture.bytes()
+        var cuts = Array(0..<min(bytes.count, 4096))
+        if bytes.count > 4096 { cuts += stride(from: 4096, to: bytes.count, by: 97) + Array(max(4096, bytes.count - 64)..<bytes.count) }
+        for cut in cuts {
+            let result = validate(Array(bytes[..<cut]))
+            #expect(reason(result) != nil, "\(fixture.file) cut at \(cut) of \(bytes.count) was accepted as \(result)")
+        }
+    }
+
+    @Test("the verdict and its reason do not depend on the chunking", arguments: ImageFixture.all)
+    func chunkingProperty(_ fixture: ImageFixture) throws {
+        let bytes = try fixture.bytes()
+        var rng = SeededRandom(seed: UInt64(bytes.count))
+        // The fixture, some cuts of it, and some copies with one byte changed.
+        var inputs = [bytes]
+        for _ in 0..<6 { inputs.append(Array(bytes[..<Int.random(in: 0..<bytes.count, using: &rng)])) }
+        for _ in 0..<12 {
+            var changed = bytes
+            changed[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+            inputs.append(changed)
+        }
+        for input in inputs {
+            let whole = validate(input)
+            #expect(chunkedVerdict(input, sizes: [1]) == whole, "\(fixture.file): one byte at a time")
+            for _ in 0..<4 {
+                let sizes = randomChunking(&rng)
+                #expect(chunkedVerdict(input, sizes: sizes) == whole, "\(fixture.file): chunks \(sizes.prefix(8))…")
+            }
+        }
+    }
+
+    @Test("the validator agrees with the header parser on every fixture's size", arguments: ImageFixture.all)
+    func agreesWithHeaderParser(_ fixture: ImageFixture) throws {
+        let bytes = try fixture.bytes()
+        #expect(validate(bytes) == ImageHeaderParser.parse(bytes))
+    }
+}
+
+@Suite("Image validator: structure of each format")
+struct ImageValidatorFormatTests {
+    // MARK: PNG
+
+    @Test func pngWholeAndBroken() {
+        let good = ImageBuilder.png()
+        #expect(validate(good) == .success(ImageInfo(format: .png, width: 5, height: 3)))
+        #expect(validate(ImageBuilder.png(colour: 3, idatChunks: 3)) == .success(ImageInfo(format: .png, width: 5, height: 3)))
+
+        // Only a valid header: signature + IHDR.
+        let headerOnly = ImageBuilder.pngSignature + ImageBuilder.ihdr(width: 5, height: 3)
+        #expect(reason(validate(headerOnly)) == "PNG ends after 33 bytes without an IEND chunk")
+        // Cut in the middle of IDAT.
+        let idatStart = good.count - 12 - 12 - 20
+        #expect(reason(validate(Array(good[..<(idatStart + 10)])))?.hasPrefix("PNG ends inside chunk 'IDAT'") == true)
+        // IHDR with a bad CRC.
+        var badIHDR = good
+        badIHDR[29] ^= 0x01
+        #expect(reason(validate(badIHDR))?.hasPrefix("PNG chunk 'IHDR' at offset 8 has CRC") == true)
+        // One bit flipped inside IDAT's data.
+        var badData = good
+        badData[idatStart + 8 + 3] ^= 0x10
+        #expect(reason(validate(badData))?.contains("'IDAT'") == true)
+        #expect(reason(validate(badData))?.contains("has CRC") == true)
+        // Bit depth 7 (with a correct CRC), and other impossible IHDR combinations.
+        #expect(reason(validate(ImageBuilder.png(depth: 7))) == "PNG bit depth 7 is not allowed for colour type 0 (allowed: 1, 2, 4, 8, 16)")
+        #expect(reason(validate(ImageBuilder.png(depth: 4, colour: 2)))?.hasPrefix("PNG bit depth 4 is not allowed for colour type 2") == true)
+        #expect(reason(validate(ImageBuilder.png(depth: 16, colour: 3)))?.hasPrefix("PNG bit depth 16 is not allowed for colour type 3") == true)
+        #expect(reason(validate(ImageBuilder.png(colour: 5))) == "PNG colour type 5 is not 0, 2, 3, 4 or 6")
+        #expect(reason(validate(ImageBuilder.png(width: 0))) == "PNG declares a zero dimension: 0×3")
+        // Data after IEND, and chunk-order rules.
+        #expect(reason(validate(good + [0])) == "PNG has data after its IEND chunk, at offset \(good.count)")
+        let noData = ImageBuilder.pngSignature + ImageBuilder.ihdr(width: 1, height: 1) + ImageBuilder.pngChunk("IEND", [])
+        #expect(reason(validate(noData)) == "PNG reaches IEND at offset 33 without an IDAT chunk")
+        #expect(reason(validate(ImageBuilder.png(idatChunks: 2, extra: ImageBuilder.pngChunk("IDAT", [1]))))?.contains("consecutive") != true)
+        let split = ImageBuilder.pngSignature + ImageBuilder.ihdr(width: 1, height: 1) + ImageBuilder.pngChunk("IDAT", [1])
+            + ImageBuilder.pngChunk("tEXt", Array("a\0b".utf8)) + ImageBuilder.pngChunk("IDAT", [2]) + ImageBuilder.pngChunk("IEND", [])
+        #expect(reason(validate(split))?.contains("IDAT chunks must be consecutive") == true)
+        #expect(reason(validate(ImageBuilder.png(colour: 3).filter { _ in true }.replacingPalette()))?.contains("PLTE") == true)
+        #expect(reason(validate(ImageBuilder.png(extra: ImageBuilder.pngChunk("ABCD", []))))?.contains("unknown critical chunk 'ABCD'") == true)
+        #expect(reason(validate(ImageBuilder.png(extra: ImageBuilder.pngChunk("abCD", [1, 2])))) == nil) // ancillary: skipped
+    }
+
+    // MARK: JPEG
+
+    @Test func jpegStructure() throws {
+        let bytes = try #require(ImageFixture.all.first { $0.file == "jpeg-317x211.jpg" }).bytes()
+        let progressive = try #require(ImageFixture.all.first { $0.file == "jpeg-progressive-317x211.jpg" }).bytes()
+        // Several scans, each followed by entropy-coded data.
+        #expect(validate(progressive) == .success(ImageInfo(format: .jpeg, width: 317, height: 211)))
+        // Cut just after the frame header: the size is known, but the image is not there.
+        let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        let sofEnd = sof + 2 + Int(bytes[sof + 2]) << 8 + Int(bytes[sof + 3])
+        #expect(ImageHeaderParser.parse(Array(bytes[..<sofEnd])) == .success(ImageInfo(format: .jpeg, width: 317, height: 211)))
+        #expect(reason(validate(Array(bytes[..<sofEnd]))) == "JPEG ends after \(sofEnd) bytes without an EOI marker")
+        // Cut inside the entropy-coded data.
+        #expect(reason(validate(Array(bytes[..<(bytes.count - 10)])))?.contains("inside the entropy-coded data of scan 1") == true)
+        // Bytes after EOI are allowed (Multi-Picture Format, motion photos).
+        #expect(validate(bytes + Array("trailing".utf8)) == .success(ImageInfo(format: .jpeg, width: 317, height: 211)))
+        // A marker that cannot appear inside entropy-coded data ends it: here a second SOI.
+        #expect(reason(validate(Array(bytes[..<(bytes.count - 2)]) + [0xFF, 0xD8, 0xFF, 0xD9]))?.contains("second SOI") == true)
+        // No scan at all.
+        #expect(reason(validate(Array(bytes[..<sofEnd]) + [0xFF, 0xD9]))?.contains("without a scan (SOS)") == true)
+    }
+
+    @Test func jpegRestartMarkers() throws {
+        let bytes = try #require(ImageFixture.all.first { $0.file == "jpeg-1x1.jpg" }).bytes()
+        let eoi = bytes.count - 2
+        // Entropy data with restart markers in order (RST0…RST7, RST0), stuffed bytes and fill bytes.
+        var data: [UInt8] = []
+        for number in 0..<9 { data += [0x12, 0xFF, 0x00, 0x34, 0xFF, 0xFF, 0xD0 + UInt8(number % 8)] }
+        let withRestarts = Array(bytes[..<eoi]) + data + [0xFF, 0xD9]
+        #expect(validate(withRestarts) == .success(ImageInfo(format: .jpeg, width: 1, height: 1)))
+        let skipped = Array(bytes[..<eoi]) + [0x12, 0xFF, 0xD0, 0x34, 0xFF, 0xD2, 0xFF, 0xD9]
+        #expect(reason(validate(skipped))?.contains("RST2") == true)
+        #expect(reason(validate(skipped))?.contains("out of order (expected RST1)") == true)
+        // Restart markers outside entropy-coded data are refused.
+        #expect(reason(validate([0xFF, 0xD8, 0xFF, 0xD0, 0xFF, 0xD9]))?.contains("outside entropy-coded data") == true)
+    }
+
+    // MARK: GIF, WebP, BMP
+
+    @Test func gifStructure() throws {
+        let bytes = try #require(ImageFixture.all.first { $0.file == "gif-3x500.gif" }).bytes()
+        #expect(reason(validate(Array(bytes[..<13]))) == "GIF ends after 13 bytes inside the block at offset 0, without its trailer (3b)")
+        #expect(reason(validate(bytes + [0])) == "GIF has data after its trailer, at offset \(bytes.count)")
+        let noImage = Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0, 0x3B]
+        #expect(reason(validate(noImage)) == "GIF reaches its trailer at offset 13 without an image")
+        let oneImage = Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0, 0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x4C, 0x01, 0, 0x3B]
+        #expect(validate(oneImage) == .success(ImageInfo(format: .gif, width: 1, height: 1)))
+        var badBlock = oneImage
+        badBlock[13] = 0x2D
+        #expect(reason(validate(badBlock))?.hasPrefix("GIF has byte 2d at offset 13") == true)
+    }
+
+    @Test func webpStructure() throws {
+        let bytes = try #require(ImageFixture.all.first { $0.file == "webp-lossy-3x500.webp" }).bytes()
+        // The RIFF size must match the file.
+        #expect(reason(validate(Array(bytes[..<(bytes.count - 1)])))?.hasPrefix("WebP ends after") == true)
+        #expect(reason(validate(bytes + [0, 0]))?.hasPrefix("WebP has data after its RIFF container") == true)
+        var bigger = bytes
+        bigger[4] &+= 2
+        #expect(reason(validate(bigger + [0, 0]))?.contains("overruns") != true) // RIFF now ends later: a trailing chunk header is missing
+        #expect(reason(validate(bigger + [0, 0])) != nil)
+        // A chunk overrunning the container.
+        var overrun = bytes
+        overrun[16] &+= 8
+        #expect(reason(validate(overrun))?.contains("overruns its RIFF container") == true)
+        // A chunk after the image in a simple-format file.
+        var extended = bytes + Array("XTRA".utf8) + [2, 0, 0, 0, 1, 2]
+        let size = UInt32(extended.count - 8)
+        extended.replaceSubrange(4..<8, with: ImageBuilder.le32(size))
+        #expect(reason(validate(extended))?.contains("simple-format") == true)
+        let alpha = try #require(ImageFixture.all.first { $0.file == "webp-extended-alpha-317x211.webp" }).bytes()
+        var wrongCanvas = alpha
+        wrongCanvas[24] ^= 1 // canvas width − 1, low byte
+        #expect(reason(validate(wrongCanvas))?.contains("but the VP8X canvas is") == true)
+    }
+
+    @Test func bmpStructure() throws {
+        let bytes = try #require(ImageFixture.all.first { $0.file == "bmp-topdown-317x211.bmp" }).bytes()
+        #expect(validate(bytes) == .success(ImageInfo(format: .bmp, width: 317, height: 211)))
+        #expect(reason(validate(Array(bytes[..<(bytes.count - 1)])))?.hasPrefix("BMP pixel array (") == true)
+        var offsetInHeaders = bytes
+        offsetInHeaders[10] = 20
+        offsetInHeaders[11] = 0
+        #expect(reason(validate(offsetInHeaders))?.contains("lies inside the") == true)
+        var compressedTopDown = bytes
+        compressedTopDown[30] = 1 // RLE8 on a 1-bit, top-down bitmap
+        #expect(reason(validate(compressedTopDown))?.contains("not a known combination") == true)
+    }
+
+    // MARK: TIFF
+
+    @Test("a TIFF larger than 320 KB with its IFD after the pixels (as libtiff writes) is accepted, in every layout")
+    func tiffDirectoryAtTheEnd() {
+        for (bigEndian, big) in [(false, false), (true, false), (false, true), (true, true)] {
+            let bytes = ImageBuilder.tiff(width: 640, height: 600, rowsPerStrip: 64, bigEndian: bigEndian, big: big)
+            #expect(bytes.count > 384_000)
+            let expected = ImageInfo(format: .tiff, width: 640, height: 600)
+            #expect(validate(bytes) == .success(expected), "bigEndian \(bigEndian) big \(big)")
+            #expect(chunkedVerdict(bytes, sizes: [65536, 1, 4099]) == .success(expected))
+            // The whole file is needed: every cut is refused.
+            for cut in [8, 300_000, bytes.count - 200, bytes.count - 1] {
+                #expect(reason(validate(Array(bytes[..<cut]))) != nil, "cut at \(cut)")
+            }
+        }
+    }
+
+    @Test func tiffStripsMustLieInsideTheFile() {
+        var bytes = ImageBuilder.tiff(width: 8, height: 8, rowsPerStrip: 8)
+        #expect(validate(bytes) == .success(ImageInfo(format: .tiff, width: 8, height: 8)))
+        // The single strip's byte count (inline in entry 279, the last) made one byte too large.
+        let entry279 = bytes.count - 4 - 12
+        bytes[entry279 + 8] = 250
+        #expect(reason(validate(bytes)) == "TIFF IFD0 strip 0 (250 bytes at offset 8) runs past the end of the \(bytes.count)-byte file")
+        let multi = ImageBuilder.tiff(width: 8, height: 20, rowsPerStrip: 4)
+        #expect(validate(multi) == .success(ImageInfo(format: .tiff, width: 8, height: 20)))
+    }
+
+    // MARK: HEIF
+
+    @Test("HEIC with meta after mdat is accepted, fed whole or one byte at a time")
+    func heifMetaAfterData() {
+        let expected = ImageInfo(format: .heic, width: 640, height: 480)
+        for metaLast in [false, true] {
+            let bytes = ImageBuilder.heic(width: 640, height: 480, metaLast: metaLast)
+            #expect(validate(bytes) == .success(expected), "meta last: \(metaLast)")
+            #expect(chunkedVerdict(bytes, sizes: [1]) == .success(expected))
+            #expect(chunkedVerdict(bytes, sizes: [7, 100, 3]) == .success(expected))
+            for cut in 0..<bytes.count {
+                #expect(reason(validate(Array(bytes[..<cut]))) != nil, "meta last \(metaLast), cut at \(cut)")
+            }
+        }
+        // An item extent outside the file.
+        let outside = ImageBuilder.heic(width: 640, height: 480, metaLast: false, extentShift: 1)
+        #expect(reason(validate(outside))?.contains("item 1 has an extent of 300 bytes") == true)
+        // Trailing bytes that are not a box.
+        #expect(reason(validate(ImageBuilder.heic(width: 1, height: 1, metaLast: false) + [0, 0, 0]))?.contains("box header") == true)
+    }
+}
+
+private extension Array where Element == UInt8 {
+    /// This PNG with its PLTE chunk renamed to an ancillary 'pLTe', so a palette image has no palette.
+    func replacingPalette() -> [UInt8] {
+        guard let at = (0..<count - 4).first(where: { Array(self[$0..<$0 + 4]) == Array("PLTE".utf8) }) else { return self }
+        var copy = self
+        copy.replaceSubrange(at..<at + 4, with: Array("pLTe".utf8))
+        let length = Int(copy[at - 1])
+        let crc = CRC32.checksum(Array(copy[at..<at + 4 + length]))
+        copy.replaceSubrange(at + 4 + length..<at + 8 + length, with: ImageBuilder.be32(crc))
+        return copy
+    }
+}
