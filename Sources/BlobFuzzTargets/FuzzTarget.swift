@@ -11,6 +11,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case identifierMapping = "identifier-mapping"
     /// `ImageHeaderParser`: never traps, sane sizes, a prefix never says more than the whole.
     case imageHeader = "image-header"
+    /// `ImageValidator`: never traps, sane sizes, agrees with the header parser, and the verdict is the
+    /// same whole, one byte at a time, or in chunks of sizes drawn from the input.
+    case imageWhole = "image-whole"
 
     /// Checks `input`; `nil` when every property holds.
     public func check(_ input: UnsafeRawBufferPointer) -> String? {
@@ -19,6 +22,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .chunked: return ChunkedFuzz.check(input)
         case .identifierMapping: return IdentifierMappingFuzz.check(input)
         case .imageHeader: return ImageHeaderFuzz.check(input)
+        case .imageWhole: return ImageWholeFuzz.check(input)
         }
     }
 

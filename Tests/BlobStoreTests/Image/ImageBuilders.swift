@@ -144,3 +144,26 @@ func chunkedVerdict(_ bytes: [UInt8], sizes: [Int]) -> Result<ImageInfo, ImagePa
 func randomChunking(_ rng: inout SeededRandom, count: Int = 64, maximum: Int = 700) -> [Int] {
     (0..<count).map { _ in Int.random(in: 1...maximum, using: &rng) }
 }
+
+extension ImageFixture {
+    /// Real images made by Pillow 13 (libpng, libjpeg-turbo, giflib-free GIF writer, libwebp, libtiff,
+    /// libavif), for layouts the older fixtures lack: animation, restart markers, several IFDs, 16-bit
+    /// and palette PNGs. Only the whole-file tests use them (they have no "header end").
+    static let pillow: [ImageFixture] = [
+        .init(file: "avif-pillow-61x37.avif", format: .avif, width: 61, height: 37, headerEnd: 0),
+        .init(file: "bmp-rgb24-61x37.bmp", format: .bmp, width: 61, height: 37, headerEnd: 0),
+        .init(file: "gif-animated-61x37.gif", format: .gif, width: 61, height: 37, headerEnd: 0),
+        .init(file: "jpeg-progressive-restart-61x37.jpg", format: .jpeg, width: 61, height: 37, headerEnd: 0),
+        .init(file: "jpeg-restart-61x37.jpg", format: .jpeg, width: 61, height: 37, headerEnd: 0),
+        .init(file: "png-16bit-61x37.png", format: .png, width: 61, height: 37, headerEnd: 0),
+        .init(file: "png-greyalpha-61x37.png", format: .png, width: 61, height: 37, headerEnd: 0),
+        .init(file: "png-palette-61x37.png", format: .png, width: 61, height: 37, headerEnd: 0),
+        .init(file: "tiff-lzw-61x37.tif", format: .tiff, width: 61, height: 37, headerEnd: 0),
+        .init(file: "tiff-multipage-61x37.tif", format: .tiff, width: 61, height: 37, headerEnd: 0),
+        .init(file: "webp-alpha-lossless-61x37.webp", format: .webp, width: 61, height: 37, headerEnd: 0),
+        .init(file: "webp-animated-61x37.webp", format: .webp, width: 61, height: 37, headerEnd: 0),
+    ]
+
+    /// Every fixture the whole-file tests use.
+    static let whole: [ImageFixture] = all + pillow
+}

@@ -39,23 +39,30 @@ struct CRC32Tests {
 
 @Suite("Image validator: real fixtures, whole and cut")
 struct ImageValidatorFixtureTests {
-    @Test("every fixture validates to its true format and size", arguments: ImageFixture.all)
+    @Test("every fixture validates to its true format and size", arguments: ImageFixture.whole)
     func fixtureValidates(_ fixture: ImageFixture) throws {
         #expect(try validate(fixture.bytes()) == .success(fixture.info))
     }
 
-    @Test("every cut of a fixture is refused (every cut point up to 4 KB, then spread out)", arguments: ImageFixture.all)
+    @Test("every cut of a fixture is refused (every cut point up to 4 KB, then spread out)", arguments: ImageFixture.whole)
     func everyCutIsRefused(_ fixture: ImageFixture) throws {
         let bytes = try fixture.bytes()
         var cuts = Array(0..<min(bytes.count, 4096))
         if bytes.count > 4096 { cuts += stride(from: 4096, to: bytes.count, by: 97) + Array(max(4096, bytes.count - 64)..<bytes.count) }
+        // TIFF has no end marker: bytes no directory points at may follow the last structure (libtiff pads
+        // multi-page files), and cutting them leaves a whole image. Worked out by a separate Python walk.
+        let structureEnd = ["tiff-multipage-61x37.tif": 2132][fixture.file] ?? bytes.count
         for cut in cuts {
             let result = validate(Array(bytes[..<cut]))
-            #expect(reason(result) != nil, "\(fixture.file) cut at \(cut) of \(bytes.count) was accepted as \(result)")
+            if cut >= structureEnd {
+                #expect(result == .success(fixture.info), "\(fixture.file) cut at \(cut) after its last structure")
+            } else {
+                #expect(reason(result) != nil, "\(fixture.file) cut at \(cut) of \(bytes.count) was accepted as \(result)")
+            }
         }
     }
 
-    @Test("the verdict and its reason do not depend on the chunking", arguments: ImageFixture.all)
+    @Test("the verdict and its reason do not depend on the chunking", arguments: ImageFixture.whole)
     func chunkingProperty(_ fixture: ImageFixture) throws {
         let bytes = try fixture.bytes()
         var rng = SeededRandom(seed: UInt64(bytes.count))
@@ -77,7 +84,7 @@ struct ImageValidatorFixtureTests {
         }
     }
 
-    @Test("the validator agrees with the header parser on every fixture's size", arguments: ImageFixture.all)
+    @Test("the validator agrees with the header parser on every fixture's size", arguments: ImageFixture.whole)
     func agreesWithHeaderParser(_ fixture: ImageFixture) throws {
         let bytes = try fixture.bytes()
         #expect(validate(bytes) == ImageHeaderParser.parse(bytes))
