@@ -273,6 +273,86 @@ struct ImageValidatorFormatTests {
     }
 }
 
+@Suite("Image validator: rules docs/PROTOCOL.md states")
+struct ImageValidatorDocumentedRuleTests {
+    private func fixture(_ name: String) throws -> [UInt8] {
+        try #require(ImageFixture.whole.first { $0.file == name }).bytes()
+    }
+
+    @Test func tiffLoopsAndHugeDirectories() {
+        // IFD0 at 8 whose next-IFD offset points back at itself.
+        var loop = ImageBuilder.tiff(width: 2, height: 2, rowsPerStrip: 2)
+        loop.replaceSubrange((loop.count - 4)..<loop.count, with: Array(loop[4..<8]))
+        #expect(reason(validate(loop))?.contains("IFD chain loops back to offset") == true)
+        // A BigTIFF IFD claiming more than 65535 entries.
+        let huge = Array("II".utf8) + [43, 0, 8, 0, 0, 0] + [16, 0, 0, 0, 0, 0, 0, 0] + [0x70, 0x11, 0x01, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 64)
+        #expect(reason(validate(huge)) == "BigTIFF IFD0 at offset 16 declares 70000 entries, more than 65535")
+    }
+
+    @Test func heifLimits() {
+        // A size-0 box runs to the end of the file: a final mdat may be open-ended.
+        var open = ImageBuilder.heic(width: 9, height: 7, metaLast: false)
+        let mdat = open.count - 308
+        #expect(Array(open[(mdat + 4)..<(mdat + 8)]) == Array("mdat".utf8))
+        open.replaceSubrange(mdat..<(mdat + 4), with: [0, 0, 0, 0])
+        #expect(validate(open) == .success(ImageInfo(format: .heic, width: 9, height: 7)))
+        // A meta box over 16 MiB is refused before it is read.
+        let ftyp = ImageBuilder.box("ftyp", Array("heic".utf8) + [0, 0, 0, 0] + Array("mif1".utf8))
+        let meta = ImageBuilder.be32(UInt32(BMFFCheck.maximumMetaBytes + 9)) + Array("meta".utf8) + [UInt8](repeating: 0, count: BMFFCheck.maximumMetaBytes + 1)
+        #expect(reason(validate(ftyp + meta)) == "HEIC meta box is \(BMFFCheck.maximumMetaBytes + 9) bytes, more than the \(BMFFCheck.maximumMetaBytes) this store reads")
+        // The handler must be 'pict'.
+        var video = ImageBuilder.heic(width: 9, height: 7, metaLast: true)
+        let pict = (0..<video.count - 4).first { Array(video[$0..<$0 + 4]) == Array("pict".utf8) }!
+        video.replaceSubrange(pict..<pict + 4, with: Array("vide".utf8))
+        #expect(reason(validate(video)) == "HEIC meta handler is not 'pict', so the file holds no image items")
+    }
+
+    @Test func bmpTopDownMustBeUncompressed() {
+        // 8-bit RLE, 1×1, height −1: top-down and compressed.
+        let header = Array("BM".utf8) + ImageBuilder.le32(60) + [0, 0, 0, 0] + ImageBuilder.le32(54)
+        let dib = ImageBuilder.le32(40) + ImageBuilder.le32(1) + ImageBuilder.le32(UInt32(bitPattern: -1)) + ImageBuilder.le16(1)
+            + ImageBuilder.le16(8) + ImageBuilder.le32(1) + ImageBuilder.le32(4) + [UInt8](repeating: 0, count: 16)
+        let rle = header + dib + [1, 0, 0, 1, 0, 0]
+        #expect(reason(validate(rle)) == "BMP is top-down (negative height) but compressed (compression 1), which the format forbids")
+        var bottomUp = rle
+        bottomUp.replaceSubrange(22..<26, with: ImageBuilder.le32(1))
+        #expect(validate(bottomUp) == .success(ImageInfo(format: .bmp, width: 1, height: 1)))
+    }
+
+    @Test func webpAnimationRules() throws {
+        let animated = try fixture("webp-animated-61x37.webp")
+        #expect(validate(animated) == .success(ImageInfo(format: .webp, width: 61, height: 37)))
+        let frame = try #require((0..<animated.count - 4).first { Array(animated[$0..<$0 + 4]) == Array("ANMF".utf8) })
+        var outside = animated
+        outside[frame + 8] = 1 // frame X offset 2: 2 + 61 > 61
+        #expect(reason(validate(outside))?.contains("lies outside the 61×37 canvas") == true)
+        var notAnimated = animated
+        notAnimated[20] &= ~0x02 // VP8X animation flag
+        #expect(reason(validate(notAnimated))?.contains("misplaced") == true)
+    }
+
+    @Test func jpegFrameAndTables() throws {
+        let bytes = try fixture("jpeg-1x1.jpg")
+        let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        let length = Int(bytes[sof + 2]) << 8 | Int(bytes[sof + 3])
+        let frameHeader = Array(bytes[sof..<(sof + 2 + length)])
+        let twice = Array(bytes[..<sof]) + frameHeader + Array(bytes[sof...])
+        #expect(reason(validate(twice))?.hasPrefix("JPEG has a second frame header FFC0") == true)
+        var precision = bytes
+        precision[sof + 4] = 12 // baseline is 8-bit only
+        #expect(reason(validate(precision)) == "JPEG FFC0 sample precision 12 is not allowed")
+        let dqt = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDB })
+        var table = bytes
+        table[dqt + 4] = 0x24 // precision 2
+        #expect(reason(validate(table))?.hasPrefix("JPEG DQT at offset \(dqt) has table 4 of precision 2") == true)
+    }
+
+    @Test func gifCodeSize() {
+        let image = Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0, 0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 12, 2, 0x4C, 0x01, 0, 0x3B]
+        #expect(reason(validate(image)) == "GIF image at offset 13 has LZW minimum code size 12, not 1–11")
+    }
+}
+
 private extension Array where Element == UInt8 {
     /// This PNG with its PLTE chunk renamed to an ancillary 'pLTe', so a palette image has no palette.
     func replacingPalette() -> [UInt8] {
