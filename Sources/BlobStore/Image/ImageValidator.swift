@@ -135,8 +135,8 @@ public final class ImageValidator {
         }
     }
 
-    /// Whether some signature could still complete from `bytes` (nil entries match any byte).
-    private static func couldStillMatch(_ bytes: [UInt8]) -> Bool {
+    /// Every signature, nil entries matching any byte.
+    private static let patterns: [[UInt8?]] = {
         let fixed: [[UInt8]] = [
             PNGHeader.signature, JPEGHeader.signature, GIFHeader.signatures[0], GIFHeader.signatures[1],
             TIFFHeader.littleEndian, TIFFHeader.bigEndian, TIFFHeader.bigTIFFLittleEndian, TIFFHeader.bigTIFFBigEndian,
@@ -145,9 +145,12 @@ public final class ImageValidator {
         let riff: [UInt8?] = WebPHeader.riff.map { Optional($0) } + four + WebPHeader.webp.map { Optional($0) }
         let ftyp: [UInt8?] = four + Array("ftyp".utf8).map { Optional($0) }
         let bmp: [UInt8?] = BMPHeader.signature.map { Optional($0) } + [UInt8?](repeating: nil, count: sniffLength - 2)
-        var patterns: [[UInt8?]] = fixed.map { signature in signature.map { Optional($0) } }
-        patterns += [riff, ftyp, bmp]
-        return patterns.contains { pattern in
+        return fixed.map { signature in signature.map { Optional($0) } } + [riff, ftyp, bmp]
+    }()
+
+    /// Whether some signature could still complete from `bytes`.
+    private static func couldStillMatch(_ bytes: [UInt8]) -> Bool {
+        patterns.contains { pattern in
             bytes.count < pattern.count && zip(bytes, pattern).allSatisfy { byte, expected in expected.map { $0 == byte } ?? true }
         }
     }
