@@ -65,15 +65,16 @@ final class TempBlobWriter: @unchecked Sendable {
         }
         hasher.update(bytes)
         image.append(bytes)
-        if options.validation == .image, let failure = image.failure {
-            throw BlobStoreError.notAnImage(store: core.name, identifier: identifier, reason: failure.reason)
-        }
         if header == nil {
             pendingBytes.append(contentsOf: bytes)
             if pendingBytes.count > ImageHeaderParser.recommendedPrefixLength {
-                try startFile()
+                try startFile()  // refuses what is already no image, when asked to validate one
             }
         } else {
+            // A large upload that is no image is refused as soon as that shows, not after all of it.
+            if options.validation == .image, let failure = image.failure {
+                throw BlobStoreError.notAnImage(store: core.name, identifier: identifier, reason: failure.reason)
+            }
             try write(bytes)
         }
     }

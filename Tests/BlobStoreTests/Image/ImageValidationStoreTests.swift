@@ -129,7 +129,7 @@ struct ImageValidationStoreTests {
         }
     }
 
-    @Test("a large non-image is refused by image validation from its first bytes", arguments: StoreKind.allCases)
+    @Test("a large non-image streamed with image validation is refused, the reason showing its first bytes", arguments: StoreKind.allCases)
     func nonImageRefusedEarly(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let text = Data(repeating: 0x41, count: 600_000)
