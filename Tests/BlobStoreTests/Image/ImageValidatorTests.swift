@@ -347,6 +347,47 @@ struct ImageValidatorDocumentedRuleTests {
         #expect(reason(validate(table))?.hasPrefix("JPEG DQT at offset \(dqt) has table 4 of precision 2") == true)
     }
 
+    @Test func moreStatedRules() throws {
+        // PNG: an Apple CgBI chunk may come before IHDR.
+        let png = ImageBuilder.png()
+        let crushed = Array(png[..<8]) + ImageBuilder.pngChunk("CgBI", [0x50, 0, 0x20, 2]) + Array(png[8...])
+        #expect(validate(crushed) == .success(ImageInfo(format: .png, width: 5, height: 3)))
+        // JPEG: height 0 (DNL) and a Huffman table with more than 256 codes.
+        let jpeg = try fixture("jpeg-1x1.jpg")
+        let sof = try #require((0..<jpeg.count - 1).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
+        var dnl = jpeg
+        dnl[sof + 5] = 0
+        dnl[sof + 6] = 0
+        #expect(reason(validate(dnl)) == "JPEG frame height is 0 (defined later by a DNL marker, which is not supported)")
+        let dht = try #require((0..<jpeg.count - 1).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC4 })
+        var codes = jpeg
+        codes[dht + 5] = 255
+        codes[dht + 6] = 255
+        #expect(reason(validate(codes))?.hasPrefix("JPEG DHT segment at offset \(dht)") == true)
+        // WebP: a VP8 start code and the VP8L version.
+        var lossy = try fixture("webp-lossy-3x500.webp")
+        lossy[23] = 0x9C
+        #expect(reason(validate(lossy)) == "WebP VP8 start code is 9c 01 2a, not 9d 01 2a")
+        var lossless = try fixture("webp-lossless-3x500.webp")
+        lossless[24] |= 0x20
+        #expect(reason(validate(lossless)) == "WebP VP8L version is 1, not 0")
+        // BMP: one plane.
+        var planes = try fixture("bmp-1x1.bmp")
+        planes[26] = 2
+        #expect(reason(validate(planes)) == "BMP declares 2 colour planes, not 1")
+        // TIFF: an out-of-line value beyond the end (the StripOffsets array of a multi-strip file).
+        var tiff = ImageBuilder.tiff(width: 8, height: 20, rowsPerStrip: 4)
+        let entries = tiff.count - 4 - 9 * 12
+        let stripOffsets = entries + 5 * 12
+        #expect(tiff[stripOffsets] == 17 && tiff[stripOffsets + 1] == 1) // tag 273
+        tiff.replaceSubrange((stripOffsets + 8)..<(stripOffsets + 12), with: ImageBuilder.le32(UInt32(tiff.count - 8)))
+        #expect(reason(validate(tiff)) == "TIFF IFD0 tag 273: 5 values of type 4 at offset \(tiff.count - 8) run past the end of the \(tiff.count)-byte file")
+        // HEIF: one meta box.
+        let heic = ImageBuilder.heic(width: 4, height: 4, metaLast: true)
+        let meta = ImageBuilder.fullBox("meta", [])
+        #expect(reason(validate(heic + meta)) == "HEIC has a second top-level meta box at offset \(heic.count)")
+    }
+
     @Test func gifCodeSize() {
         let image = Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0, 0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 12, 2, 0x4C, 0x01, 0, 0x3B]
         #expect(reason(validate(image)) == "GIF image at offset 13 has LZW minimum code size 12, not 1–11")
