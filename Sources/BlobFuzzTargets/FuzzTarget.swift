@@ -13,6 +13,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case imageHeader = "image-header"
     /// `JSONValidator` (`Blob-Validate: record`): same verdict however split; a valid document nests and ends.
     case jsonRecord = "json-record"
+    /// `ImageValidator`: never traps, sane sizes, agrees with the header parser, and the verdict is the
+    /// same whole, one byte at a time, or in chunks of sizes drawn from the input.
+    case imageWhole = "image-whole"
 
     /// Checks `input`; `nil` when every property holds.
     public func check(_ input: UnsafeRawBufferPointer) -> String? {
@@ -22,6 +25,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .identifierMapping: return IdentifierMappingFuzz.check(input)
         case .imageHeader: return ImageHeaderFuzz.check(input)
         case .jsonRecord: return JSONRecordFuzz.check(input)
+        case .imageWhole: return ImageWholeFuzz.check(input)
         }
     }
 

@@ -132,13 +132,43 @@ func runBlob(
 
 struct BinaryMissing: Error {}
 
-/// A PNG header (signature and IHDR) declaring `width`×`height`: enough for the store to recognise it.
+/// A complete 1-bit greyscale PNG of `width`×`height` black pixels, a few hundred bytes: the store validates
+/// an image's whole structure, CRCs included, so a header alone is no longer enough.
 func pngHeader(width: UInt32, height: UInt32) -> Data {
-    var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
-    for value in [width, height] { bytes += [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
-    bytes += [8, 2, 0, 0, 0, 0x12, 0x34, 0x56, 0x78]
-    bytes += [0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82]
-    return Data(bytes)
+    func be32(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+    func crc(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (crc & 1 == 1 ? 0xEDB8_8320 : 0) }
+        }
+        return ~crc
+    }
+    func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] { be32(UInt32(body.count)) + Array(type.utf8) + body + be32(crc(Array(type.utf8) + body)) }
+    // The rows are all zero bytes (filter 0, black pixels): one fixed-Huffman deflate block holding a
+    // literal 0, then copies of 258 bytes at distance 1, then the last few zeros as literals.
+    let rawCount = Int(height) * (1 + (Int(width) + 7) / 8)
+    var deflate: [UInt8] = [], bitBuffer: UInt32 = 0, bitCount = 0
+    func bits(_ value: UInt32, _ count: Int) {
+        bitBuffer |= value << UInt32(bitCount)
+        bitCount += count
+        while bitCount >= 8 { deflate.append(UInt8(bitBuffer & 0xFF)); bitBuffer >>= 8; bitCount -= 8 }
+    }
+    func code(_ value: UInt32, _ count: Int) { // Huffman codes go most significant bit first
+        bits((0..<count).reduce(0) { $0 | (value >> UInt32($1) & 1) << UInt32(count - 1 - $1) }, count)
+    }
+    bits(1, 1); bits(1, 2)  // final block, fixed codes
+    code(0x30, 8)           // literal 0
+    var left = rawCount - 1
+    while left >= 258 { code(0xC5, 8); code(0, 5); left -= 258 }  // length 258 (code 285), distance 1
+    for _ in 0..<left { code(0x30, 8) }
+    code(0, 7)              // end of block
+    if bitCount > 0 { deflate.append(UInt8(bitBuffer & 0xFF)) }
+    var a: UInt32 = 1, b: UInt32 = 0
+    for _ in 0..<rawCount { b = (b + a) % 65521 }  // Adler-32 of zeros: a stays 1
+    let zlib = [0x78, 0x01] + deflate + be32(b << 16 | a)
+    let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    return Data(signature + chunk("IHDR", be32(width) + be32(height) + [1, 0, 0, 0, 0]) + chunk("IDAT", zlib) + chunk("IEND", []))
 }
 
 /// A backend on in-memory stores: shows that commands run against any ``BlobBackend`` (as the daemon's will).

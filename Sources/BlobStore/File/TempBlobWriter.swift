@@ -20,6 +20,8 @@ final class TempBlobWriter: @unchecked Sendable {
     private var header: BlobHeader?
     /// The file once content outgrows memory (or at ``finish()``); handed to the ``PreparedPut`` then.
     private var file: TempFile?
+    /// Checks the content as an image while it streams by (see ``ImageValidator``).
+    private let image = ImageValidator()
     /// The temp file's name (see ``TempFile/path``).
     let tempPath: String
     /// Where errors say the temp file is (see ``TempFile/location``).
@@ -62,12 +64,17 @@ final class TempBlobWriter: @unchecked Sendable {
             throw BlobStoreError.tooLarge(what: "blob '\(BlobStoreError.abbreviated(identifier))'", limit: maximumSize, actual: size)
         }
         hasher.update(bytes)
+        image.append(bytes)
         if header == nil {
             pendingBytes.append(contentsOf: bytes)
             if pendingBytes.count > ImageHeaderParser.recommendedPrefixLength {
-                try startFile()
+                try startFile()  // refuses what is already no image, when asked to validate one
             }
         } else {
+            // A large upload that is no image is refused as soon as that shows, not after all of it.
+            if options.validation == .image, let failure = image.failure {
+                throw BlobStoreError.notAnImage(store: core.name, identifier: identifier, reason: failure.reason)
+            }
             try write(bytes)
         }
     }
@@ -85,13 +92,18 @@ final class TempBlobWriter: @unchecked Sendable {
             if options.validation == .record {
                 try validateRecordFromFile()
             }
+            // The header was laid out from the first bytes; the verdict on all of them may change its length.
+            let written = header.encodedLength
+            let final = try inspect(verdict: try imageVerdict(), complete: false)
+            (header.contentType, header.image) = (final.contentType, final.image)
+            if header.encodedLength != written { try moveContent(from: written, to: header.encodedLength) }
             let bytes = header.encoded()
             try io("write", tempLocation) {
                 try bytes.withUnsafeBytes { raw in try file!.descriptor!.writeAll(toAbsoluteOffset: 0, raw) }
             }
             self.header = header
         } else {
-            var header = try inspect(prefix: pendingBytes, complete: true)
+            var header = try inspect(verdict: try imageVerdict(), complete: true)
             header.size = size
             header.checksum = hasher.finalize()
             header.createdNanoseconds = created
@@ -126,15 +138,13 @@ final class TempBlobWriter: @unchecked Sendable {
         core.reclaimQueue.async { file.drop() }
     }
 
-    /// `complete` tells whether `prefix` is all of the content; if not, record validation waits for ``finish()``.
-    private func inspect(prefix: [UInt8], complete: Bool) throws -> BlobHeader {
+    /// `complete` tells whether ``pendingBytes`` is all of the content; if not, record validation waits for ``finish()``.
+    private func inspect(verdict: Result<ImageInfo, ImageParseFailure>, complete: Bool) throws -> BlobHeader {
         var inspectOptions = options
         if !complete, options.validation == .record { inspectOptions.validation = .none }
-        let (contentType, image) = try prefix.withUnsafeBytes { raw in
-            try ContentInspection.inspect(
-                store: core.name, identifier: identifier, options: inspectOptions, prefix: raw, size: size,
-                wholeContent: { Data(prefix) })
-        }
+        let (contentType, image) = try ContentInspection.inspect(
+            store: core.name, identifier: identifier, options: inspectOptions, image: verdict, size: size,
+            wholeContent: { Data(pendingBytes) })
         let type = options.validation == .record ? (options.contentType ?? "application/json") : contentType
         return BlobHeader(
             identifier: identifier, size: 0, checksum: 0, createdNanoseconds: modified, modifiedNanoseconds: modified,
@@ -143,12 +153,50 @@ final class TempBlobWriter: @unchecked Sendable {
 
     /// The content has outgrown memory: fix the header layout from the first bytes and start the file.
     private func startFile() throws {
-        let header = try inspect(prefix: pendingBytes, complete: false)
+        let header = try inspect(verdict: ContentInspection.provisionalVerdict(image), complete: false)
         self.header = header
         try openFile()
         try header.encoded().withUnsafeBytes { try write($0) }
         try pendingBytes.withUnsafeBytes { try write($0) }
         pendingBytes = []
+    }
+
+    /// The image verdict on the whole content; formats that need random access read the temp file back.
+    private func imageVerdict() throws -> Result<ImageInfo, ImageParseFailure> {
+        guard let header else {
+            return try pendingBytes.withUnsafeBytes { bytes in
+                try image.finish { offset, buffer in
+                    buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + buffer.count]))
+                }
+            }
+        }
+        let start = Int64(header.encodedLength)
+        return try image.finish { offset, buffer in
+            let count = try io("read", tempLocation) {
+                try file!.descriptor!.readFully(fromAbsoluteOffset: start + Int64(offset), into: buffer)
+            }
+            if count < buffer.count { throw BlobStoreError.io(operation: "read", path: tempLocation, errno: Errno(rawValue: EIO)) }
+        }
+    }
+
+    /// Moves the content to start at `new` instead of `old` (the header's length changed), in bounded memory.
+    /// Rare: only a large blob whose default content type changed with the verdict (an image's signature,
+    /// but not a valid image) gets here.
+    private func moveContent(from old: Int, to new: Int) throws {
+        let descriptor = file!.descriptor!
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var moved: Int64 = 0
+        while moved < size {
+            let count = Int(min(Int64(buffer.count), size - moved))
+            // Moving towards the end, copy from the end, so no write lands on bytes not yet copied.
+            let at = new > old ? size - moved - Int64(count) : moved
+            let block = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
+            _ = try io("read", tempLocation) { try descriptor.readFully(fromAbsoluteOffset: Int64(old) + at, into: block) }
+            try io("write", tempLocation) { try descriptor.writeAll(toAbsoluteOffset: Int64(new) + at, UnsafeRawBufferPointer(block)) }
+            moved += Int64(count)
+        }
+        if new < old { try io("truncate", tempLocation) { try descriptor.resize(to: Int64(new) + size) } }
     }
 
     private func validateRecordFromFile() throws {

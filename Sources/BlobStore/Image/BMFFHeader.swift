@@ -107,21 +107,7 @@ enum BMFFHeader {
             compatible.append(brand)
             brandAt += 4
         }
-        let imageFormat: ImageFormat
-        if avifBrands.contains(major) {
-            imageFormat = .avif
-        } else if heicBrands.contains(major) {
-            imageFormat = .heic
-        } else if compatible.contains(where: avifBrands.contains) {
-            imageFormat = .avif
-        } else if compatible.contains(where: heicBrands.contains) {
-            imageFormat = .heic
-        } else {
-            let listed = compatible.prefix(8).map(ImageHeaderBytes.fourCC).joined(separator: " ")
-            throw ImageParseFailure(
-                reason: "no known image signature (ISO-BMFF file with brand \(ImageHeaderBytes.fourCC(major)), compatible [\(listed)]; not HEIC or AVIF)"
-            )
-        }
+        let imageFormat = try self.imageFormat(major: major, compatible: compatible)
         let format = imageFormat == .avif ? "AVIF" : "HEIC"
 
         // Find the top-level meta box; boxes before it (rarely, mdat) are skipped by their sizes.
@@ -155,7 +141,20 @@ enum BMFFHeader {
         return try parseMeta(metaBox, in: bytes, imageFormat: imageFormat, format: format)
     }
 
-    private static func parseMeta(
+    /// HEIC or AVIF from the `ftyp` brands: the major brand first, then the compatible ones.
+    static func imageFormat(major: UInt32, compatible: [UInt32]) throws(ImageParseFailure) -> ImageFormat {
+        if avifBrands.contains(major) { return .avif }
+        if heicBrands.contains(major) { return .heic }
+        if compatible.contains(where: avifBrands.contains) { return .avif }
+        if compatible.contains(where: heicBrands.contains) { return .heic }
+        let listed = compatible.prefix(8).map(ImageHeaderBytes.fourCC).joined(separator: " ")
+        throw ImageParseFailure(
+            reason: "no known image signature (ISO-BMFF file with brand \(ImageHeaderBytes.fourCC(major)), compatible [\(listed)]; not HEIC or AVIF)"
+        )
+    }
+
+    /// The primary image's displayed size from a `meta` box whose children lie inside `bytes`.
+    static func parseMeta(
         _ metaBox: Box, in bytes: ImageHeaderBytes, imageFormat: ImageFormat, format: String
     ) throws(ImageParseFailure) -> ImageInfo {
         // meta is a FullBox: four bytes of version and flags precede its children.

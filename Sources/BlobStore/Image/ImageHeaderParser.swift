@@ -2,11 +2,14 @@ import Foundation
 
 /// Recognises an image from its leading bytes and reads its format and pixel size, without decoding pixels.
 ///
+/// A header is not an image: the store checks whole blobs with ``ImageValidator``, which uses this parser's
+/// rules for the size. This parser stays for callers that only have (or only want to read) the first bytes.
+///
 /// Pure and allocation-light so it can run on every upload and under a fuzzer: every read is bounds-checked,
 /// every length and offset from the input is validated with non-overflowing arithmetic, and every loop is
 /// bounded by the input size or a fixed cap. Malformed input of any kind yields `.failure` with a reason.
 public enum ImageHeaderParser {
-    /// How many leading bytes a caller should supply.
+    /// How many leading bytes a caller should supply (the store also keeps a put this small in memory).
     ///
     /// PNG, GIF, BMP and WebP need under 32 bytes, but JPEG's frame header follows EXIF/ICC/thumbnail
     /// segments, HEIC/AVIF sizes sit inside the `meta` box, and TIFF's IFD0 may be anywhere; 256 KiB covers

@@ -1,7 +1,7 @@
 /// What the store records about an image blob: its format and pixel size as declared by its header.
 ///
-/// The size is the header's claim; nothing here decodes pixel data, so a blob whose header is intact but
-/// whose body is corrupt still yields an `ImageInfo`.
+/// The store records it only for a blob whose whole container ``ImageValidator`` accepts; nothing decodes
+/// pixel data, so a well-formed file whose compressed pixels are damaged still yields an `ImageInfo`.
 public struct ImageInfo: Sendable, Hashable, Codable {
     /// The encoding recognised from the signature.
     public var format: ImageFormat

@@ -117,12 +117,9 @@ public final class InMemoryBlobStore: BlobStoring {
     private func commit(_ data: Data, identifier id: String, options: PutOptions) throws -> BlobMetadata {
         // Stored content always starts at index 0, so callers can index what `get` returns.
         let content = data.startIndex == 0 ? data : Data(data)
-        let inspected = try content.withUnsafeBytes { bytes in
-            let prefix = UnsafeRawBufferPointer(rebasing: bytes.prefix(ImageHeaderParser.recommendedPrefixLength))
-            return try ContentInspection.inspect(
-                store: name, identifier: id, options: options, prefix: prefix, size: Int64(bytes.count),
-                wholeContent: { content })
-        }
+        let inspected = try ContentInspection.inspect(
+            store: name, identifier: id, options: options, image: ImageValidator.validate(content), size: Int64(content.count),
+            wholeContent: { content })
         let etag = ETag(checksum: XXH64.hash(content))
         let key = Array(id.utf8)
         return try state.withLock { (state) throws(BlobStoreError) -> BlobMetadata in

@@ -15,25 +15,23 @@ enum ContentInspection {
         return id
     }
 
-    /// Recognises an image in the content's first bytes and applies the requested validation.
+    /// Applies the requested validation to the image verdict on the whole content (see ``ImageValidator``).
     ///
-    /// `prefix` holds the first ``ImageHeaderParser/recommendedPrefixLength`` bytes (or all of a shorter blob);
-    /// `wholeContent` is called only for record validation, which needs the whole document.
+    /// `image` is the validator's verdict; `wholeContent` is called only for record validation, which needs
+    /// the whole document.
     static func inspect(
-        store: String, identifier: String, options: PutOptions, prefix: UnsafeRawBufferPointer,
+        store: String, identifier: String, options: PutOptions, image verdict: Result<ImageInfo, ImageParseFailure>,
         size: Int64, wholeContent: () throws -> Data
     ) throws -> (contentType: String, image: ImageInfo?) {
-        var image: ImageInfo?
+        let image = try? verdict.get()
         switch options.validation {
         case .none:
-            image = ImageHeaderParser.info(prefix)
+            break
         case .image:
-            switch ImageHeaderParser.parse(prefix) {
-            case .success(let info): image = info
-            case .failure(let failure): throw BlobStoreError.notAnImage(store: store, identifier: identifier, reason: failure.reason)
+            if case .failure(let failure) = verdict {
+                throw BlobStoreError.notAnImage(store: store, identifier: identifier, reason: failure.reason)
             }
         case .record:
-            image = ImageHeaderParser.info(prefix)
             if size > RecordValidation.maximumByteCount {
                 throw BlobStoreError.tooLarge(what: "record '\(identifier)'", limit: RecordValidation.maximumByteCount, actual: size)
             }
@@ -44,6 +42,14 @@ enum ContentInspection {
         let contentType = options.contentType
             ?? (options.validation == .record ? "application/json" : image?.mimeType ?? defaultContentType)
         return (contentType, image)
+    }
+
+    /// The verdict as far as the bytes so far tell, for laying out a header before the content is complete:
+    /// the signature's format (with a placeholder size) while nothing has ruled the image out.
+    static func provisionalVerdict(_ validator: ImageValidator) -> Result<ImageInfo, ImageParseFailure> {
+        if let failure = validator.failure { return .failure(failure) }
+        guard let format = validator.format else { return .failure(ImageParseFailure(reason: "no known image signature")) }
+        return .success(ImageInfo(format: format, width: 0, height: 0))
     }
 
     /// Clamps `range` to a blob of `size` bytes, or throws `rangeNotSatisfiable`.

@@ -12,7 +12,8 @@ public enum WriteCondition: Hashable, Sendable {
 public enum ContentValidation: String, Hashable, Sendable, Codable {
     /// Store any bytes.
     case none
-    /// Refuse content that is not a recognised image (``BlobStoreError/notAnImage(store:identifier:reason:)``).
+    /// Refuse content that is not a recognised image: a whole, well-formed container of a known format,
+    /// checked by ``ImageValidator`` (``BlobStoreError/notAnImage(store:identifier:reason:)``).
     case image
     /// Refuse content that is not a JSON document (``BlobStoreError/invalidRecord(store:identifier:reason:)``).
     case record

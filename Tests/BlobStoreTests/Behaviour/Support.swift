@@ -52,7 +52,8 @@ func crc32(_ bytes: some Sequence<UInt8>) -> UInt32 {
     return ~crc
 }
 
-/// A minimal well-formed PNG header: signature, IHDR (8-bit RGBA, `width` × `height`) and IEND.
+/// A minimal complete PNG: signature, IHDR (1-bit greyscale, `width` × `height`), one IDAT holding the
+/// all-black rows as stored (uncompressed) deflate blocks in a zlib stream, and IEND.
 func minimalPNG(width: UInt32, height: UInt32) -> Data {
     func bigEndian(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
     func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
@@ -60,8 +61,22 @@ func minimalPNG(width: UInt32, height: UInt32) -> Data {
         return bigEndian(UInt32(body.count)) + typed + bigEndian(crc32(typed))
     }
     let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-    let ihdr = bigEndian(width) + bigEndian(height) + [8, 6, 0, 0, 0]
-    return Data(signature + chunk("IHDR", ihdr) + chunk("IEND", []))
+    let ihdr = bigEndian(width) + bigEndian(height) + [1, 0, 0, 0, 0]
+    // Each row: filter byte 0, then width bits rounded up to bytes.
+    let raw = [UInt8](repeating: 0, count: Int(height) * (1 + (Int(width) + 7) / 8))
+    var zlib: [UInt8] = [0x78, 0x01]
+    var at = 0
+    repeat {
+        let count = min(65535, raw.count - at)
+        let final: UInt8 = at + count == raw.count ? 1 : 0
+        zlib += [final, UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8(~count >> 8 & 0xFF)]
+        zlib += raw[at..<at + count]
+        at += count
+    } while at < raw.count
+    var a: UInt32 = 1, b: UInt32 = 0
+    for byte in raw { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
+    zlib += bigEndian(b << 16 | a)
+    return Data(signature + chunk("IHDR", ihdr) + chunk("IDAT", zlib) + chunk("IEND", []))
 }
 
 /// Reads a whole stream.

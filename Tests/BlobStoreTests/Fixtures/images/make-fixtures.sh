@@ -108,4 +108,31 @@ heif-enc -q 30 "$work/tall.png" -o heic-3x500.heic
 heif-enc -A -q 30 "$work/a.png" -o avif-317x211.avif
 heif-enc -A -q 30 "$work/dot.png" -o avif-1x1.avif
 
+# Layouts the encoders above do not produce (animation, restart markers, several IFDs, palette and 16-bit
+# PNGs), from Pillow 13 (pip; AVIF through its bundled libavif). The whole-file validator's tests use them.
+python3 - <<'PY'
+from PIL import Image, ImageDraw
+def source(w, h):
+    im = Image.new("RGB", (w, h))
+    d = ImageDraw.Draw(im)
+    for x in range(w):
+        d.line([(x, 0), (x, h)], fill=(x * 255 // (w - 1), 80, 255 - x * 255 // (w - 1)))
+    d.ellipse([w // 4, h // 4, 3 * w // 4, 3 * h // 4], fill=(250, 250, 250))
+    return im
+a = source(61, 37)
+frames = [a.rotate(i * 30) for i in range(3)]
+a.convert("P", palette=Image.ADAPTIVE, colors=16).save("png-palette-61x37.png", transparency=0)
+Image.new("I;16", (61, 37), 1234).save("png-16bit-61x37.png")
+a.convert("LA").save("png-greyalpha-61x37.png")
+a.save("jpeg-restart-61x37.jpg", quality=70, restart_marker_blocks=1)
+a.save("jpeg-progressive-restart-61x37.jpg", quality=70, progressive=True, restart_marker_rows=1)
+frames[0].save("gif-animated-61x37.gif", save_all=True, append_images=frames[1:], duration=100, loop=0)
+frames[0].save("webp-animated-61x37.webp", save_all=True, append_images=frames[1:], duration=100, loop=0, quality=50)
+a.save("tiff-lzw-61x37.tif", compression="tiff_lzw")
+frames[0].save("tiff-multipage-61x37.tif", save_all=True, append_images=frames[1:], compression="tiff_deflate")
+a.save("avif-pillow-61x37.avif", quality=50)
+a.convert("RGBA").save("webp-alpha-lossless-61x37.webp", lossless=True, exif=b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x00")
+a.save("bmp-rgb24-61x37.bmp")
+PY
+
 ls -l
