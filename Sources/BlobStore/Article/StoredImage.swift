@@ -1,6 +1,6 @@
 import Foundation
 
-/// An image as this store knows it on Linux: the encoded bytes plus what their header says
+/// An image as this store knows it on Linux: the encoded bytes plus their format and pixel size
 /// (what `loadImage` hands over where the article hands over a `UIImage`).
 public struct StoredImage: Sendable, Hashable {
     /// The encoded image.
@@ -8,10 +8,9 @@ public struct StoredImage: Sendable, Hashable {
     /// Format and pixel size.
     public var info: ImageInfo
 
-    /// Recognises `data` as an image, or returns `nil`.
+    /// Validates `data` whole as an image (as a put with image validation does), or returns `nil`.
     public init?(data: Data) {
-        let parsed = data.withUnsafeBytes { ImageHeaderParser.parse($0) }
-        guard case .success(let info) = parsed else { return nil }
+        guard case .success(let info) = ImageValidator.validate(data) else { return nil }
         self.data = data
         self.info = info
     }
