@@ -671,12 +671,17 @@ class BlobdClient:
 
     def _attempt(self, method: str, path: str, headers: Mapping[str, Union[str, bytes]],
                  body: Optional[bytes]) -> http.client.HTTPResponse:
-        self._conn.putrequest(method, path, skip_host=False, skip_accept_encoding=True)
-        for name, value in headers.items():
-            self._conn.putheader(name, value)
-        if body is not None or method in ("PUT", "POST"):
-            self._conn.putheader("Content-Length", str(len(body or b"")))
-        self._conn.endheaders(body)
+        try:
+            self._conn.putrequest(method, path, skip_accept_encoding=True)
+            for name, value in headers.items():
+                self._conn.putheader(name, value)
+            if body is not None or method in ("PUT", "POST"):
+                self._conn.putheader("Content-Length", str(len(body or b"")))
+            self._conn.endheaders(body)
+        except BaseException:
+            # A half-sent request (a bad header, a failed send) leaves the connection unusable.
+            self._conn.close()
+            raise
         return self._conn.getresponse()
 
     def _request(self, method: str, path: str,
@@ -743,16 +748,20 @@ class BlobdClient:
         if expect_continue is None:
             expect_continue = size is None or size >= EXPECT_CONTINUE_THRESHOLD
         conn = self._conn
-        conn.putrequest("PUT", blob_path(store, identifier), skip_accept_encoding=True)
-        for name, value in headers.items():
-            conn.putheader(name, value)
-        if size is None:
-            conn.putheader("Transfer-Encoding", "chunked")
-        else:
-            conn.putheader("Content-Length", str(size))
-        if expect_continue:
-            conn.putheader("Expect", "100-continue")
-        conn.endheaders()
+        try:
+            conn.putrequest("PUT", blob_path(store, identifier), skip_accept_encoding=True)
+            for name, value in headers.items():
+                conn.putheader(name, value)
+            if size is None:
+                conn.putheader("Transfer-Encoding", "chunked")
+            else:
+                conn.putheader("Content-Length", str(size))
+            if expect_continue:
+                conn.putheader("Expect", "100-continue")
+            conn.endheaders()
+        except BaseException:
+            conn.close()
+            raise
         assert conn.sock is not None
         if expect_continue and not _await_continue(conn.sock):
             # The final answer came instead of 100 Continue; the body must not be sent.
