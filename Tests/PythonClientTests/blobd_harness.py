@@ -85,6 +85,9 @@ class Daemon:
         """The exit status once the process ends."""
         status = self.process.wait(timeout)
         self._reader.join(5)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
         return status
 
     @property
@@ -110,6 +113,9 @@ class Daemon:
                 self.process.kill()
                 self.process.wait()
         self._reader.join(5)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
         return self.process.returncode
 
