@@ -339,6 +339,7 @@ class EventStream:
         self._timeout = timeout
         self._conn: Optional[UnixHTTPConnection] = None
         self._response: Optional[http.client.HTTPResponse] = None
+        self._sock: Optional[socket.socket] = None
         self._closed = False
         self.heartbeats = 0
         self._iter = self._events()
@@ -358,6 +359,14 @@ class EventStream:
     def close(self) -> None:
         """Closes the connection; the iteration ends."""
         self._closed = True
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)  # wakes a reader blocked on it
+            except OSError:
+                pass
+            self._sock = None
+        if self._response is not None:
+            self._response.close()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -371,6 +380,9 @@ class EventStream:
             headers["Last-Event-ID"] = str(self.last_event_id)
         path = "/v1/events" + _query({"store": self._store})
         self._conn.request("GET", path, headers=headers)
+        # http.client drops the connection's socket once it sees `Connection: close`; keep it to
+        # be able to shut the stream down from close().
+        self._sock = self._conn.sock
         response = self._conn.getresponse()
         if response.status != 200:
             body = response.read()
@@ -382,7 +394,14 @@ class EventStream:
     def _events(self) -> Iterator[Event]:
         while not self._closed:
             if self._response is None:
-                self.open()
+                try:
+                    self.open()
+                except OSError:
+                    # Daemon down or restarting: keep trying when asked to reconnect.
+                    if not self._reconnect or self._closed:
+                        raise
+                    time.sleep(self._retry_delay)
+                    continue
             response = self._response
             assert response is not None
             parser = SSEParser()
@@ -403,6 +422,7 @@ class EventStream:
                 if not self._reconnect:
                     raise
             finally:
+                response.close()
                 self._response = None
             if not self._reconnect:
                 return
