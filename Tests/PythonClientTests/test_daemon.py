@@ -400,6 +400,28 @@ class PeerCheckTests(unittest.TestCase):
         self.assertTrue(wait_until(lambda: any("54000" in l for l in self.daemon.stderr_lines)))
 
 
+@unittest.skipUnless(os.geteuid() == 0, "running the daemon as another user needs root")
+class RootPeerTests(unittest.TestCase):
+
+    def test_uid_0_is_served_by_a_daemon_of_another_user(self) -> None:
+        tmp = temp_dir(self)
+        os.chown(tmp, 65534, 65534)
+
+        def become_nobody() -> None:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+        daemon = Daemon(root=os.path.join(tmp, "root"), socket_path=os.path.join(tmp, "s", "b.sock"),
+                        preexec_fn=become_nobody)
+        try:
+            self.assertEqual(os.stat(daemon.socket_path).st_uid, 65534)
+            with daemon.client() as client:  # this process is root
+                self.assertTrue(client.health())
+                client.put("s", "x", b"1")
+        finally:
+            daemon.stop()
+
+
 class ShutdownTests(unittest.TestCase):
 
     def test_sigterm_and_sigint_stop_cleanly_and_remove_the_socket(self) -> None:
