@@ -334,6 +334,17 @@ class SocketActivationTests(unittest.TestCase):
         self.assertTrue(os.path.exists(path))  # systemd owns it
 
 
+def _wait_accepted(test: unittest.TestCase, daemon: Daemon) -> None:
+    """Waits until the daemon has accepted the test's connection (the metrics' own connection is
+    the second), then lets its event loop read what was sent: the request is then in progress."""
+    def accepted() -> bool:
+        with daemon.client() as client:
+            samples = bc.parse_metrics(client.metrics())
+        return samples[("blobd_accepted_connections_total", ())] >= 2
+    test.assertTrue(wait_until(accepted))
+    time.sleep(0.3)
+
+
 def _healthy(client: bc.BlobdClient) -> bool:
     try:
         return client.health()
@@ -449,7 +460,7 @@ class ShutdownTests(unittest.TestCase):
         try:
             conn = daemon.raw()
             conn.send(b"PUT /v1/stores/s/blobs/x HTTP/1.1\r\nContent-Length: 10\r\n\r\n12345")
-            time.sleep(0.3)  # the head has been read: the request is in progress
+            _wait_accepted(self, daemon)
             daemon.process.send_signal(signal.SIGTERM)
             time.sleep(0.3)
             conn.send(b"67890")
@@ -467,7 +478,7 @@ class ShutdownTests(unittest.TestCase):
         try:
             conn = daemon.raw()
             conn.send(b"PUT /v1/stores/s/blobs/x HTTP/1.1\r\nContent-Length: 10\r\n\r\n123")
-            time.sleep(0.3)
+            _wait_accepted(self, daemon)
             started = time.monotonic()
             daemon.process.send_signal(signal.SIGTERM)
             self.assertEqual(daemon.wait_exit(), 0)
