@@ -21,15 +21,15 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import (IO, BinaryIO, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type,
-                    Union)
+from typing import (IO, Any, BinaryIO, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple,
+                    Type, Union)
 from urllib.parse import quote
 
 __all__ = [
     "BlobdClient", "UnixHTTPConnection", "default_socket_path", "blob_path", "store_path",
     "Metadata", "ImageInfo", "Page", "StoreInfo", "VerifyProblem", "VerifyReport", "Blob",
     "Event", "PutEvent", "RemovedEvent", "RemovedAllEvent", "GapEvent", "EventStream",
-    "parse_metrics",
+    "SSEParser", "JSONObject", "parse_metrics",
     "BlobdError", "BadRequest", "InvalidIdentifier", "InvalidStoreName", "InvalidMetadata",
     "InvalidQuery", "Forbidden", "NotFound", "MethodNotAllowed", "PreconditionFailed", "TooLarge",
     "NotAnImage", "RangeNotSatisfiable", "InvalidRecord", "ServerIOError", "Corrupt",
@@ -41,6 +41,9 @@ __all__ = [
 EXPECT_CONTINUE_THRESHOLD = 1 << 20
 
 _CHUNK = 1 << 16
+
+#: A decoded JSON object of the protocol.
+JSONObject = Dict[str, Any]
 
 
 # --------------------------------------------------------------------------------------------
@@ -106,12 +109,12 @@ class Metadata:
     image: Optional[ImageInfo] = None
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, object]) -> "Metadata":
+    def from_json(cls, obj: JSONObject) -> "Metadata":
         """Builds it from the protocol's metadata object."""
         image = obj.get("image")
         return cls(
             identifier=str(obj["identifier"]),
-            size=int(obj["size"]),  # type: ignore[arg-type]
+            size=int(obj["size"]),
             content_type=str(obj["contentType"]),
             etag=str(obj["etag"]),
             created=_parse_rfc3339(str(obj["created"])),
@@ -149,7 +152,8 @@ class Metadata:
 @dataclass(frozen=True)
 class Blob:
     """A GET's outcome: ``status`` 200, 206 or 304 (``data`` empty), the version's metadata
-    (from headers), and ``content_range`` for 206."""
+    (from headers; ``size`` is 0 for a 304, which does not say it), and ``content_range`` for
+    206."""
     status: int
     data: bytes
     metadata: Metadata
@@ -208,9 +212,10 @@ class Event:
     data: str
 
     @property
-    def json(self) -> Dict[str, object]:
+    def json(self) -> JSONObject:
         """The ``data`` line parsed as JSON."""
-        return json.loads(self.data)
+        obj: JSONObject = json.loads(self.data)
+        return obj
 
 
 @dataclass(frozen=True)
@@ -713,9 +718,10 @@ class BlobdClient:
             raise _error_from(response.status, response.headers, body)
         return response, body
 
-    def _json(self, path: str) -> Dict[str, object]:
+    def _json(self, path: str) -> JSONObject:
         _, body = self._request("GET", path)
-        return json.loads(body)
+        obj: JSONObject = json.loads(body)
+        return obj
 
     # Blobs ------------------------------------------------------------------------------------
 
@@ -784,11 +790,12 @@ class BlobdClient:
             raise
         assert conn.sock is not None
         if expect_continue and not _await_continue(conn.sock):
-            # The final answer came instead of 100 Continue; the body must not be sent.
-            response = conn.getresponse()
-            result = self._put_result(response)
-            conn.close()
-            return result
+            # The final answer came instead of 100 Continue; the body must not be sent, and the
+            # connection cannot carry another request (the daemon closes it too).
+            try:
+                return self._put_result(conn.getresponse())
+            finally:
+                conn.close()
         try:
             while True:
                 chunk = source.read(_CHUNK)
@@ -801,8 +808,14 @@ class BlobdClient:
             if size is None:
                 conn.send(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
-            # The daemon refused the upload and closed; its answer may still be readable.
-            pass
+            # The daemon refused the upload and stopped reading; its answer may still be readable.
+            try:
+                return self._put_result(conn.getresponse())
+            finally:
+                conn.close()
+        except BaseException:
+            conn.close()  # a half-sent body: the connection is unusable
+            raise
         return self._put_result(conn.getresponse())
 
     def get(self, store: str, identifier: str, range: Optional[RangeSpec] = None) -> bytes:
@@ -832,16 +845,15 @@ class BlobdClient:
 
     @staticmethod
     def _blob(identifier: str, response: http.client.HTTPResponse, body: bytes) -> Blob:
-        size = None
+        # The blob's size: a 206 says it in Content-Range, a 200 in Content-Length; a 304 does
+        # not say (0 here).
         content_range = response.headers.get("Content-Range")
         if content_range and "/" in content_range:
             size = int(content_range.rpartition("/")[2])
-        elif response.status == 304:
-            size = -1  # unknown: a 304 does not say
+        else:
+            size = int(response.headers.get("Content-Length") or 0)
         return Blob(response.status, body,
-                    Metadata.from_headers(identifier, response.headers,
-                                          size=size if size != -1 else 0),
-                    content_range)
+                    Metadata.from_headers(identifier, response.headers, size=size), content_range)
 
     def stream(self, store: str, identifier: str, range: Optional[RangeSpec] = None,
                chunk_size: int = _CHUNK) -> Iterator[bytes]:
@@ -930,9 +942,8 @@ class BlobdClient:
 
         def problems(key: str) -> List[VerifyProblem]:
             return [VerifyProblem(str(p["path"]), str(p["reason"]), p.get("identifier"))
-                    for p in obj.get(key) or []]  # type: ignore[union-attr]
-        return VerifyReport(int(obj["healthy"]), problems("corrupt"),  # type: ignore[arg-type]
-                            problems("orphaned"))
+                    for p in obj.get(key) or []]
+        return VerifyReport(int(obj["healthy"]), problems("corrupt"), problems("orphaned"))
 
     def health(self) -> bool:
         """True when the daemon answers ``{"status":"ok"}``."""
