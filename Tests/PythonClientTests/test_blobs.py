@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import unittest
@@ -12,6 +13,7 @@ from email.utils import parsedate_to_datetime
 
 from support import DaemonTestCase  # first: puts Examples/PythonClient on sys.path
 import blobd_client as bc  # noqa: E402
+from blobd_harness import Daemon  # noqa: E402
 
 PNG_1x1 = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -364,6 +366,39 @@ class PutTests(DaemonTestCase):
             self.client.put(store, "s", "text")  # type: ignore[arg-type]
 
 
+class ClientConnectionTests(DaemonTestCase):
+
+    def test_a_large_refused_put_uses_expect_and_the_client_goes_on(self) -> None:
+        store = self.store()
+        self.client.put(store, "before", b"1")
+        with self.assertRaises(bc.NotAnImage):
+            self.client.put(store, "big", b"\x00" * (4 << 20), validate="image")
+        with self.assertRaises(bc.NotAnImage):
+            self.client.put(store, "big", b"\x00" * 10, validate="image", expect_continue=True)
+        self.assertEqual(self.client.get(store, "before"), b"1")
+        self.assertFalse(self.client.exists(store, "big"))
+
+    def test_a_keep_alive_connection_survives_a_daemon_restart(self) -> None:
+        daemon = Daemon()
+        try:
+            client = daemon.client()
+            client.put("s", "x", b"1")
+            self.assertEqual(daemon.stop(), 0)
+            restarted = Daemon(root=os.path.join(daemon.tmp, "root2"),
+                               socket_path=daemon.socket_path)
+            try:
+                restarted_client = restarted.client()
+                restarted_client.put("s", "x", b"2")
+                restarted_client.close()
+                # The old connection is dead; an idempotent request is retried on a new one.
+                self.assertEqual(client.get("s", "x"), b"2")
+                client.close()
+            finally:
+                restarted.stop()
+        finally:
+            daemon.stop()
+
+
 class GetTests(DaemonTestCase):
 
     def test_get_and_head_headers(self) -> None:
@@ -407,11 +442,18 @@ class GetTests(DaemonTestCase):
                     self.assertEqual(response.header("blob-meta-k"), "v")
                     self.assertIsNotNone(response.header("last-modified"))
                     self.assertIsNotNone(response.header("blob-created"))
+                    self.assertEqual(response.header("accept-ranges"), "bytes")
         response = self.request("GET", f"/v1/stores/{store}/blobs/x",
                                 [("If-None-Match", '"0000000000000000"')])
         self.assertEqual((response.status, response.body), (200, b"content"))
         blob = self.client.get_blob(store, "x", if_none_match=meta.etag)
         self.assertTrue(blob.not_modified)
+        image = self.client.put(store, "p.png", PNG_1x1)
+        response = self.request("GET", f"/v1/stores/{store}/blobs/p.png",
+                                [("If-None-Match", f'"{image.etag}"')])
+        self.assertEqual(response.status, 304)
+        self.assertEqual((response.header("blob-image-format"), response.header("blob-image-width"),
+                          response.header("blob-image-height")), ("png", "1", "1"))
 
     def test_ranges(self) -> None:
         store = self.store()

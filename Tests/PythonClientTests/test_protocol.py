@@ -103,6 +103,7 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | Z2 | the Python client's README examples | `test_readme.ReadmeTests.test_the_readme_examples_run` |
 | **Client only** (no spec sentence: the client's own API) | | |
 | K1 | `stream()` chunks, `put()` from a path and from a stream of unknown length (chunked) | `test_blobs.GetTests.test_stream_reads_in_chunks`, `test_blobs.PutTests.test_client_put_from_file_path_and_unknown_length_stream` |
+| K2 | large puts use `Expect: 100-continue`; keep-alive retried after a daemon restart | `test_blobs.ClientConnectionTests` |
 """
 
 from __future__ import annotations
