@@ -204,6 +204,77 @@ def heif_meta_after_mdat(data: bytes) -> Optional[bytes]:
             + bytes(meta_bytes))
 
 
+def _box(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack(">I", 8 + len(payload)) + kind + payload
+
+
+def _full_box(kind: bytes, version: int, flags: int, payload: bytes) -> bytes:
+    return _box(kind, struct.pack(">I", (version << 24) | flags) + payload)
+
+
+def _heif_parts(data: bytes) -> Tuple[bytes, bytes, bytes, bytes]:
+    """(ftyp box, hdlr box, hvcC box, coded image bytes) of a one-image HEIF from pillow-heif."""
+    boxes = {kind: (offset, header, size) for kind, offset, header, size in _boxes(data)}
+    m_offset, m_header, m_size = boxes[b"meta"]
+    meta = data[m_offset:m_offset + m_size]
+    inner = {kind: meta[o:o + n] for kind, o, _, n in _boxes(meta, m_header + 4)}
+    ipco = next(box for kind, o, h, n in _boxes(inner[b"iprp"], 8) if kind == b"ipco"
+                for box in [inner[b"iprp"][o:o + n]])
+    props = {kind: ipco[o:o + n] for kind, o, _, n in _boxes(ipco, 8)}
+    if b"clap" in props:
+        raise ValueError("a tile with a clean aperture cannot be a grid tile")
+    iloc = inner[b"iloc"]
+    # pillow-heif writes iloc version 0 with 4-byte offset, length and base offset, one item.
+    base, _, offset, length = struct.unpack(">IHII", iloc[20:34])
+    ftyp_offset, _, ftyp_size = boxes[b"ftyp"]
+    return (data[ftyp_offset:ftyp_offset + ftyp_size], inner[b"hdlr"], props[b"hvcC"],
+            data[base + offset:base + offset + length])
+
+
+def heif_grid(columns: int, rows: int, output: Tuple[int, int]) -> bytes:
+    """A HEIC whose primary item is a `grid` of columns x rows 64x64 HEVC tiles (as cameras
+    write large photos), cropped to ``output`` (ISO/IEC 23008-12, 6.6.2.3). The tiles are encoded
+    by pillow-heif; the file around them is built here."""
+    tiles = [_heif_parts(_save(_picture("RGB", (64, 64)).rotate(90 * i), "HEIF", quality=60))
+             for i in range(columns * rows)]
+    ftyp, hdlr = tiles[0][0], tiles[0][1]
+    count = len(tiles)
+    grid_id = count + 1
+    grid_data = struct.pack(">BBBBHH", 0, 0, rows - 1, columns - 1, output[0], output[1])
+    ipco = _box(b"ipco", b"".join(t[2] for t in tiles)
+                + _full_box(b"ispe", 0, 0, struct.pack(">II", 64, 64))
+                + _full_box(b"ispe", 0, 0, struct.pack(">II", *output)))
+    tile_ispe, grid_ispe = count + 1, count + 2  # 1-based property indexes
+    ipma_entries = b"".join(struct.pack(">HBBB", i + 1, 2, 0x80 | (i + 1), tile_ispe)
+                            for i in range(count))
+    ipma_entries += struct.pack(">HBB", grid_id, 1, grid_ispe)
+    ipma = _full_box(b"ipma", 0, 0, struct.pack(">I", count + 1) + ipma_entries)
+    infes = b"".join(_full_box(b"infe", 2, 1, struct.pack(">HH4s", i + 1, 0, b"hvc1") + b"\0")
+                     for i in range(count))  # flag 1: hidden (a tile, not an image of its own)
+    infes += _full_box(b"infe", 2, 0, struct.pack(">HH4s", grid_id, 0, b"grid") + b"\0")
+    iinf = _full_box(b"iinf", 0, 0, struct.pack(">H", count + 1) + infes)
+    iref = _full_box(b"iref", 0, 0, _box(b"dimg", struct.pack(">HH", grid_id, count)
+                                         + b"".join(struct.pack(">H", i + 1) for i in range(count))))
+    pitm = _full_box(b"pitm", 0, 0, struct.pack(">H", grid_id))
+    idat = _box(b"idat", grid_data)
+
+    def meta_box(mdat_start: int) -> bytes:
+        # iloc version 1: 4-byte offsets and lengths, no base offset, construction methods.
+        entries = b""
+        at = mdat_start
+        for i, tile in enumerate(tiles):
+            entries += struct.pack(">HHHHII", i + 1, 0, 0, 1, at, len(tile[3]))
+            at += len(tile[3])
+        entries += struct.pack(">HHHHII", grid_id, 1, 0, 1, 0, len(grid_data))
+        iloc = _full_box(b"iloc", 1, 0, struct.pack(">BBH", 0x44, 0x00, count + 1) + entries)
+        return _full_box(b"meta", 0, 0, hdlr + pitm + iloc + iinf + iref + idat
+                         + _box(b"iprp", ipco + ipma))
+
+    mdat_payload = b"".join(t[3] for t in tiles)
+    start = len(ftyp) + len(meta_box(0)) + 8
+    return ftyp + meta_box(start) + _box(b"mdat", mdat_payload)
+
+
 # The catalogue ---------------------------------------------------------------------------------
 
 Maker = Callable[[], Optional[bytes]]
@@ -277,6 +348,8 @@ def catalogue() -> Dict[str, Tuple[Maker, Optional[str]]]:
         _save(pic("RGB", (64, 48)), "HEIF", quality=60)), "heif")
     add("heic_big_meta_after_mdat", lambda: heif_meta_after_mdat(
         _save(_noise((640, 480)), "HEIF", quality=90)), "heif")
+    add("heic_grid_2x2", lambda: heif_grid(2, 2, (120, 100)), "heif")
+    add("heic_grid_3x1", lambda: heif_grid(3, 1, (192, 64)), "heif")
     add("avif", lambda: _save(pic("RGB", (64, 48)), "AVIF", quality=60), "avif")
     add("avif_alpha", lambda: _save(pic("RGBA", (33, 17)), "AVIF", quality=60), "avif")
     return entries

@@ -54,7 +54,7 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | U3 | keys differing only in case → `400 invalid_metadata` (issue 15) (xfail: protocol-b) | `test_blobs.PutTests.test_meta_keys_differing_only_in_case_are_invalid_metadata` |
 | U4 | `Blob-Validate: image/record/none`, `415 not_an_image`, `422 invalid_record`, bad value `400`, nothing stored | `test_blobs.PutTests.test_blob_validate`, `test_blobs.PutTests.test_record_validation_refuses_plain_garbage` |
 | U5 | strict JSON for records (issue 15) (xfail: protocol-b) | `test_blobs.PutTests.test_record_validation_is_strict_json` |
-| U6 | real images accepted with Pillow's format and size; truncated → 415 (per-file xfails: images) | `test_images.ImageValidationTests`, `test_images.ImageFilesSelfTest.test_manual_files_decode` |
+| U6 | real images (PNG, JPEG, GIF, WebP, BMP, TIFF, HEIC incl. grids, AVIF and variants) accepted with Pillow's format and size; truncated → 415 (per-file xfails: images) | `test_images.ImageValidationTests`, `test_images.ImageFilesSelfTest.test_manual_files_decode` |
 | U7 | `If-None-Match: *` → `412` if exists, other value `400`; `If-Match` → `412`, `*` → `400`; `412` carries the current `ETag` | `test_blobs.PutTests.test_if_none_match_star_creates_only`, `test_blobs.PutTests.test_if_match_replaces_only_that_version` |
 | U8 | `201 Created` / `200 OK`, JSON body, `ETag Last-Modified Blob-Created Blob-Meta-* Blob-Image-*` | `test_blobs.PutTests.test_201_for_new_200_for_replacement_with_headers` |
 | **GET and HEAD** | | |
