@@ -703,6 +703,14 @@ class BlobdClient:
             if body is not None or method in ("PUT", "POST"):
                 self._conn.putheader("Content-Length", str(len(body or b"")))
             self._conn.endheaders(body)
+        except (BrokenPipeError, ConnectionResetError) as error:
+            # The daemon may have answered and stopped reading (a refused upload): its answer can
+            # still be read. If there is none, the send's error stands.
+            try:
+                return self._conn.getresponse()
+            except (OSError, http.client.HTTPException):
+                self._conn.close()
+                raise error from None
         except BaseException:
             # A half-sent request (a bad header, a failed send) leaves the connection unusable.
             self._conn.close()

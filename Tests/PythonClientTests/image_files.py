@@ -299,6 +299,7 @@ def catalogue() -> Dict[str, Tuple[Maker, Optional[str]]]:
     add("png_1x1", lambda: _save(pic("RGB", (1, 1)), "PNG"))
     add("png_3x7", lambda: _save(pic("RGB", (3, 7)), "PNG"))
     add("png_1000x1", lambda: _save(pic("RGB", (1000, 1)), "PNG"))
+    add("png_apng", lambda: _animated("PNG", (24, 16)))
     # JPEG
     add("jpeg_baseline", lambda: _save(pic("RGB", (64, 48)), "JPEG", quality=85))
     add("jpeg_progressive", lambda: _save(pic("RGB", (65, 49)), "JPEG", progressive=True))
@@ -307,10 +308,15 @@ def catalogue() -> Dict[str, Tuple[Maker, Optional[str]]]:
     add("jpeg_exif", lambda: _jpeg_with_exif())
     add("jpeg_1x1", lambda: _save(pic("RGB", (1, 1)), "JPEG"))
     add("jpeg_odd_subsampled", lambda: _save(pic("RGB", (3, 7)), "JPEG", subsampling=2))
+    add("jpeg_444_icc", lambda: _save(pic("RGB", (40, 24)), "JPEG", subsampling=0,
+                                      icc_profile=_srgb_profile()))
+    add("jpeg_restart_markers", lambda: _save(pic("RGB", (64, 64)), "JPEG",
+                                              restart_marker_blocks=2))
     # GIF
     add("gif_static", lambda: _save(pic("P", (40, 30)), "GIF"))
     add("gif_animated", lambda: _animated("GIF", (24, 16)))
     add("gif_1x1", lambda: _save(pic("P", (1, 1)), "GIF"))
+    add("gif_interlaced", lambda: _save(pic("P", (40, 30)), "GIF", interlace=True))
     # WebP
     add("webp_lossy", lambda: _save(pic("RGB", (64, 48)), "WEBP", quality=80), "webp")
     add("webp_lossless", lambda: _save(pic("RGB", (63, 47)), "WEBP", lossless=True), "webp")
@@ -318,6 +324,7 @@ def catalogue() -> Dict[str, Tuple[Maker, Optional[str]]]:
     add("webp_alpha_lossless", lambda: _save(pic("RGBA", (21, 13)), "WEBP", lossless=True),
         "webp")
     add("webp_animated", lambda: _animated("WEBP", (24, 16)), "webp")
+    add("webp_1x1", lambda: _save(pic("RGB", (1, 1)), "WEBP", lossless=True), "webp")
     # BMP
     add("bmp_1bit", lambda: _save(pic("L", (19, 5)).convert("1"), "BMP"))
     add("bmp_4bit", lambda: bmp_manual((13, 6), 4, top_down=False))
@@ -340,6 +347,8 @@ def catalogue() -> Dict[str, Tuple[Maker, Optional[str]]]:
     add("tiff_big_lzw", lambda: _save(_noise((800, 700)), "TIFF", compression="tiff_lzw"),
         "libtiff")
     add("tiff_multipage", lambda: _animated("TIFF", (20, 10)))
+    add("tiff_jpeg", lambda: _save(pic("RGB", (48, 32)), "TIFF", compression="jpeg"), "libtiff")
+    add("tiff_cmyk", lambda: _save(pic("RGB", (20, 10)).convert("CMYK"), "TIFF"))
     # HEIF family
     add("heic", lambda: _save(pic("RGB", (64, 48)), "HEIF", quality=60), "heif")
     add("heic_alpha", lambda: _save(pic("RGBA", (33, 17)), "HEIF", quality=60), "heif")
@@ -352,6 +361,7 @@ def catalogue() -> Dict[str, Tuple[Maker, Optional[str]]]:
     add("heic_grid_3x1", lambda: heif_grid(3, 1, (192, 64)), "heif")
     add("avif", lambda: _save(pic("RGB", (64, 48)), "AVIF", quality=60), "avif")
     add("avif_alpha", lambda: _save(pic("RGBA", (33, 17)), "AVIF", quality=60), "avif")
+    add("avif_animated", lambda: _animated("AVIF", (24, 16)), "avif")
     return entries
 
 
@@ -368,6 +378,11 @@ def _animated(format: str, size: Tuple[int, int]) -> bytes:
         frames = [f.quantize(32) for f in frames]
     return _save(frames[0], format, save_all=True, append_images=frames[1:], duration=100,
                  loop=0)
+
+
+def _srgb_profile() -> bytes:
+    from PIL import ImageCms
+    return ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
 
 
 def _jpeg_with_exif() -> bytes:
