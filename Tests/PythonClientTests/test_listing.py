@@ -133,6 +133,15 @@ class ListingTests(DaemonTestCase):
         self.assertEqual(by_name[first], {"name": first, "count": 1, "bytes": 5})
         self.assertEqual(by_name[second], {"name": second, "count": 2, "bytes": 3})
         self.assertIn(bc.StoreInfo(first, 1, 5), self.client.stores())
+        # Every store folder under the root, also one no daemon wrote; not other entries.
+        manual = self.store("manual")
+        os.mkdir(os.path.join(self.daemon.root, manual))
+        os.mkdir(os.path.join(self.daemon.root, "Not-A-Store"))
+        open(os.path.join(self.daemon.root, "a-file"), "w").close()
+        names = [s.name for s in self.client.stores()]
+        self.assertIn(bc.StoreInfo(manual, 0, 0), self.client.stores())
+        self.assertNotIn("Not-A-Store", names)
+        self.assertNotIn("a-file", names)
 
     def test_health(self) -> None:
         response = self.request("GET", "/v1/health")
@@ -182,6 +191,11 @@ class VerifyTests(DaemonTestCase):
             self.assertIsInstance(problem["reason"], str)
             self.assertTrue(problem["path"].startswith(os.path.join(self.daemon.root, store)))
         self.assertFalse(self.client.verify(store).ok)
+        # Read-only: what it reports is left in place.
+        self.assertTrue(os.path.exists(os.path.join(bucket, "stray")))
+        self.assertTrue(os.path.exists(os.path.join(bucket, ".hidden")))
+        self.assertEqual(len(self.blob_files(store)), 4)  # 3 blobs and the stray file
+        self.assertTrue(os.path.isdir(os.path.join(self.daemon.root, store, "b", "999999")))
 
     def test_verify_of_a_missing_store_is_404(self) -> None:
         self.assertError(self.request("GET", f"/v1/stores/{self.store('never')}/verify"), 404,
