@@ -151,12 +151,13 @@ class Metadata:
 
 @dataclass(frozen=True)
 class Blob:
-    """A GET's outcome: ``status`` 200, 206 or 304 (``data`` empty), the version's metadata
-    (from headers; ``size`` is 0 for a 304, which does not say it), and ``content_range`` for
-    206."""
+    """A GET's outcome: ``status`` 200 or 206 with the content (or the range) and the version's
+    metadata from the headers, or 304 (``not_modified``) with no data and no metadata: a 304
+    carries only the ``etag``. ``content_range`` is set for 206."""
     status: int
     data: bytes
-    metadata: Metadata
+    etag: str
+    metadata: Optional[Metadata]
     content_range: Optional[str] = None
 
     @property
@@ -853,14 +854,16 @@ class BlobdClient:
 
     @staticmethod
     def _blob(identifier: str, response: http.client.HTTPResponse, body: bytes) -> Blob:
-        # The blob's size: a 206 says it in Content-Range, a 200 in Content-Length; a 304 does
-        # not say (0 here).
+        etag = _unquote_etag(response.headers.get("ETag", ""))
+        if response.status == 304:
+            return Blob(304, b"", etag, None)
+        # The blob's size: a 206 says it in Content-Range, a 200 in Content-Length.
         content_range = response.headers.get("Content-Range")
         if content_range and "/" in content_range:
             size = int(content_range.rpartition("/")[2])
         else:
             size = int(response.headers.get("Content-Length") or 0)
-        return Blob(response.status, body,
+        return Blob(response.status, body, etag,
                     Metadata.from_headers(identifier, response.headers, size=size), content_range)
 
     def stream(self, store: str, identifier: str, range: Optional[RangeSpec] = None,

@@ -59,7 +59,7 @@ class PathTests(DaemonTestCase):
         store = self.store()
         response = self.request("PUT", f"/v1/stores/{store}/blobs/2024/cat.jpg", body=b"c")
         self.assertEqual(response.json()["identifier"], "2024/cat.jpg")
-        for identifier in ("a b", "q?x=1", "100%", "#frag", "ü/ñ", "a/b/c/", "~x", "+plus",
+        for identifier in ("a b", "q?x=1", "100%", "#frag", "ü/ñ", "a/b/c", "~x", "+plus", "a/.b",
                            "x" * 1024):
             with self.subTest(identifier=identifier):
                 meta = self.client.put(store, identifier, identifier.encode())
@@ -91,7 +91,8 @@ class PathTests(DaemonTestCase):
     @unittest.expectedFailure  # fixed by protocol-b: dot segments and empty segments in identifiers
     def test_dot_and_empty_segments_are_invalid_identifier(self) -> None:
         store = self.store()
-        for encoded in ("a/./b", "a/../b", "./a", "..", ".", "a//b", "a/.", "%2E%2E/x"):
+        for encoded in ("a/./b", "a/../b", "./a", "..", ".", "a//b", "a/.", "%2E%2E/x", "a/",
+                        "/a"):
             with self.subTest(encoded=encoded):
                 response = self.request("PUT", f"/v1/stores/{store}/blobs/{encoded}", body=b"1")
                 self.assertError(response, 400, "invalid_identifier")
@@ -444,22 +445,19 @@ class GetTests(DaemonTestCase):
                                             [("If-None-Match", value)])
                     self.assertEqual(response.status, 304)
                     self.assertEqual(response.body, b"")
+                    # Which other headers a 304 carries is being settled (issue 15: protocol-b
+                    # sends only ETag and Date); ETag is common to both readings.
                     self.assertEqual(response.header("etag"), f'"{meta.etag}"')
-                    self.assertEqual(response.header("blob-meta-k"), "v")
-                    self.assertIsNotNone(response.header("last-modified"))
-                    self.assertIsNotNone(response.header("blob-created"))
-                    self.assertEqual(response.header("accept-ranges"), "bytes")
+                    self.assertIsNone(response.header("content-length"))
         response = self.request("GET", f"/v1/stores/{store}/blobs/x",
                                 [("If-None-Match", '"0000000000000000"')])
         self.assertEqual((response.status, response.body), (200, b"content"))
         blob = self.client.get_blob(store, "x", if_none_match=meta.etag)
         self.assertTrue(blob.not_modified)
-        image = self.client.put(store, "p.png", PNG_1x1)
-        response = self.request("GET", f"/v1/stores/{store}/blobs/p.png",
-                                [("If-None-Match", f'"{image.etag}"')])
-        self.assertEqual(response.status, 304)
-        self.assertEqual((response.header("blob-image-format"), response.header("blob-image-width"),
-                          response.header("blob-image-height")), ("png", "1", "1"))
+        self.assertEqual((blob.etag, blob.data, blob.metadata), (meta.etag, b"", None))
+        fresh = self.client.get_blob(store, "x", if_none_match="0000000000000000")
+        self.assertEqual((fresh.status, fresh.data, fresh.etag), (200, b"content", meta.etag))
+        self.assertEqual(fresh.metadata, self.client.stat(store, "x"))
 
     def test_ranges(self) -> None:
         store = self.store()
@@ -566,6 +564,21 @@ class DeleteTests(DaemonTestCase):
         self.assertError(response, 412, "precondition_failed")
         self.assertIsNone(response.header("etag"))
 
+    @unittest.expectedFailure  # fixed by protocol-b: DELETE conditions (If-None-Match: *)
+    def test_delete_with_if_none_match_star(self) -> None:
+        store = self.store()
+        meta = self.client.put(store, "x", b"1")
+        response = self.request("DELETE", f"/v1/stores/{store}/blobs/x", [("If-None-Match", "*")])
+        self.assertError(response, 412, "precondition_failed")
+        self.assertEqual(response.header("etag"), f'"{meta.etag}"')
+        self.assertTrue(self.client.exists(store, "x"))
+        response = self.request("DELETE", f"/v1/stores/{store}/blobs/y", [("If-None-Match", "*")])
+        self.assertError(response, 404, "not_found")
+        response = self.request("DELETE", f"/v1/stores/{store}/blobs/x",
+                                [("If-None-Match", f'"{meta.etag}"')])
+        self.assertError(response, 400, "bad_request")
+        self.assertTrue(self.client.exists(store, "x"))
+
     def test_delete_all(self) -> None:
         store = self.store()
         for i in range(5):
@@ -573,9 +586,12 @@ class DeleteTests(DaemonTestCase):
         response = self.request("DELETE", f"/v1/stores/{store}/blobs")
         self.assertEqual((response.status, response.body), (204, b""))
         self.assertEqual(self.client.list(store).items, [])
+        # The store stays, empty.
+        self.assertIn(bc.StoreInfo(store, 0, 0), self.client.stores())
         never = self.store("never")
         self.assertEqual(self.request("DELETE", f"/v1/stores/{never}/blobs").status, 204)
         self.client.remove_all(never)
+        self.assertNotIn(never, [s.name for s in self.client.stores()])  # nothing is created
 
 
 class ErrorTests(DaemonTestCase):

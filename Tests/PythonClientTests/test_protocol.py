@@ -59,13 +59,13 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | U8 | `201 Created` / `200 OK`, JSON body, `ETag Last-Modified Blob-Created Blob-Meta-* Blob-Image-*` | `test_blobs.PutTests.test_201_for_new_200_for_replacement_with_headers` |
 | **GET and HEAD** | | |
 | G1 | `Content-Type Content-Length ETag Last-Modified Blob-Created Blob-Meta-* Blob-Image-* Accept-Ranges` | `test_blobs.GetTests.test_get_and_head_headers` |
-| G2 | `If-None-Match` tag/list/weak/`*` → `304` with headers, no body | `test_blobs.GetTests.test_if_none_match` |
+| G2 | `If-None-Match` tag/list/weak/`*` → `304` with `ETag`, no body (other headers: being settled) | `test_blobs.GetTests.test_if_none_match` |
 | G3 | `Range` → `206` + `Content-Range`, clamping, `416` + `bytes */size`, ignored forms → `200` | `test_blobs.GetTests.test_ranges` |
 | G4 | missing blob or store `404`; HEAD same status and headers, no body | `test_blobs.GetTests.test_missing_blob_or_store_is_404_for_get_and_head` |
 | G5 | not provided: `If-Modified-Since`, `If-Unmodified-Since`, `If-Match` on GET (ignored) | `test_blobs.GetTests.test_not_yet_provided_conditions_are_ignored` |
 | **DELETE** | | |
-| X1 | `204`; `404`; `If-Match` mismatch `412` (+ `ETag`); on a missing blob `412` | `test_blobs.DeleteTests.test_delete_blob`, `test_blobs.DeleteTests.test_delete_with_if_match_on_a_missing_blob_is_412` |
-| X2 | `DELETE …/blobs` → `204`, also for a never-written store | `test_blobs.DeleteTests.test_delete_all` |
+| X1 | `204`; `404`; `If-Match` mismatch `412` (+ `ETag`); on a missing blob `412`; `If-None-Match: *` (xfail: protocol-b) | `test_blobs.DeleteTests.test_delete_blob`, `test_blobs.DeleteTests.test_delete_with_if_match_on_a_missing_blob_is_412`, `test_blobs.DeleteTests.test_delete_with_if_none_match_star` |
+| X2 | `DELETE …/blobs` → `204`, also for a never-written store (nothing created); the store stays, empty | `test_blobs.DeleteTests.test_delete_all` |
 | **Listing** | | |
 | L1 | `prefix`, `type`, `{"items","nextCursor"}` | `test_listing.ListingTests.test_list_by_identifier_with_prefix_and_type` |
 | L2 | `+` is not a space (xfail: protocol-b) | `test_listing.ListingTests.test_plus_in_a_query_is_a_plus` |
@@ -82,7 +82,7 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | E4 | `: heartbeat` on idle streams every `--heartbeat` s | `test_events.EventTests.test_heartbeats_on_idle_streams` |
 | E5 | `Last-Event-ID` resume; `gap` frame (`lastEventId`, `firstAvailableId`, `id: M-1`); 10,000 retained | `test_events.EventTests.test_resume_with_last_event_id`, `test_events.EventTests.test_an_id_from_an_earlier_run_gets_a_gap_frame_first`, `test_events.BacklogTests.test_only_the_last_10000_events_are_retained`, `test_events.BacklogTests.test_a_backlog_of_10000_events_is_replayed`, `test_events.EventTests.test_client_watch_reconnects_with_its_last_id` |
 | E6 | a replay of more than 4 MiB gets a head and every event (xfail: protocol-a) | `test_events.BigEventBacklogTests.test_a_replay_of_more_than_4_mib_gets_a_head_and_every_event` |
-| E7 | slow readers: 4 MiB unsent → disconnected; 4,096 undelivered events → disconnected (xfail: reported) | `test_events.BigEventBacklogTests.test_a_reader_with_4_mib_unsent_is_disconnected`, `test_events.BacklogTests.test_a_reader_that_falls_4096_events_behind_is_disconnected` |
+| E7 | slow readers (issue 15: protocol-a's rule, a reader is dropped once an event it is owed leaves the 10,000-event log; today's 4,096-event / 4 MiB rule does the opposite in both cases) (xfail: protocol-a) | `test_events.BacklogTests.test_a_reader_10000_events_behind_is_disconnected`, `test_events.BigEventBacklogTests.test_a_slow_reader_fewer_than_10000_events_behind_gets_every_event` |
 | E8 | shutdown closes event streams at once | `test_daemon.ShutdownTests.test_sigterm_and_sigint_stop_cleanly_and_remove_the_socket` |
 | E9 | errors: bad `store` `400 invalid_store_name`; bad `Last-Event-ID` / a body → `400 bad_request` | `test_events.EventTests.test_event_errors` |
 | **Metrics** | | |
