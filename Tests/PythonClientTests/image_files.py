@@ -353,6 +353,7 @@ def catalogue() -> Dict[str, Tuple[Maker, Optional[str]]]:
     add("heic", lambda: _save(pic("RGB", (64, 48)), "HEIF", quality=60), "heif")
     add("heic_alpha", lambda: _save(pic("RGBA", (33, 17)), "HEIF", quality=60), "heif")
     add("heic_odd", lambda: _save(pic("RGB", (3, 7)), "HEIF", quality=60), "heif")
+    add("heic_rotated", lambda: _heic_rotated(), "heif")
     add("heic_meta_after_mdat", lambda: heif_meta_after_mdat(
         _save(pic("RGB", (64, 48)), "HEIF", quality=60)), "heif")
     add("heic_big_meta_after_mdat", lambda: heif_meta_after_mdat(
@@ -378,6 +379,14 @@ def _animated(format: str, size: Tuple[int, int]) -> bytes:
         frames = [f.quantize(32) for f in frames]
     return _save(frames[0], format, save_all=True, append_images=frames[1:], duration=100,
                  loop=0)
+
+
+def _heic_rotated() -> bytes:
+    """A 64x32 picture stored with EXIF orientation 6: pillow-heif writes an `irot` (90°), so the
+    image as displayed, and as Pillow reports it, is 32x64."""
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    return _save(_picture("RGB", (64, 32)), "HEIF", quality=60, exif=exif.tobytes())
 
 
 def _srgb_profile() -> bytes:

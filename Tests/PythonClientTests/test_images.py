@@ -76,6 +76,7 @@ KNOWN_TRUNCATION_FAILURES: Dict[str, Tuple[str, ...]] = {
     "heic": ('half', 'last_byte'),
     "heic_alpha": ('last_byte',),
     "heic_odd": ('last_byte',),
+    "heic_rotated": ('half', 'last_byte'),
     "heic_grid_2x2": ('half', 'last_byte'),
     "heic_grid_3x1": ('half', 'last_byte'),
     "avif": ('half', 'last_byte'),
