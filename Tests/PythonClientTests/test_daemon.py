@@ -4,7 +4,6 @@ shutdown (the checklist is in test_protocol.py)."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import socket
@@ -14,9 +13,8 @@ import tempfile
 import time
 import unittest
 
-from support import DaemonTestCase  # first: puts Examples/PythonClient on sys.path
+from blobd_harness import Daemon, RawConnection, blobd_binary, run_blobd, wait_until  # path first
 import blobd_client as bc  # noqa: E402
-from blobd_harness import Daemon, RawConnection, blobd_binary, run_blobd, wait_until  # noqa: E402
 
 
 def temp_dir(test: unittest.TestCase) -> str:

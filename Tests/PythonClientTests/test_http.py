@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import socket
 import time
 import unittest
 
-from blobd_harness import RawConnection
 from support import DaemonTestCase
 
 

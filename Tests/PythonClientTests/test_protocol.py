@@ -112,7 +112,6 @@ import importlib
 import re
 import unittest
 
-import blobd_harness  # noqa: F401  (puts Examples/PythonClient on sys.path)
 
 
 class ChecklistTests(unittest.TestCase):
