@@ -197,6 +197,43 @@ class EventTests(DaemonTestCase):
         self.assertEqual(second.blob.identifier, "b")  # type: ignore[attr-defined]
 
 
+class SSEParserTests(unittest.TestCase):
+    """The client's Server-Sent Events parser, fed the WHATWG grammar's corner cases."""
+
+    def parse(self, data: bytes, step: int) -> Tuple[List[Frame], int]:
+        parser = bc.SSEParser()
+        frames: List[Frame] = []
+        for at in range(0, len(data), step):
+            frames += parser.feed(data[at:at + step])
+        return frames, parser.comments
+
+    def test_line_endings_comments_and_multi_line_data(self) -> None:
+        data = (b": heartbeat\r\nid: 7\r\nevent: put\r\ndata: {\"a\":\r\ndata:1}\r\n\r\n"
+                b"id: 8\rdata: x\r\r"
+                b"data:no space\nretry: 10\nunknown: y\n\n"
+                b"id: bad\x00id\nevent: e\n\n"  # no data: not dispatched; the NUL id is ignored
+                b"data: last\n\n")
+        for step in (1, 2, 3, 7, len(data)):
+            with self.subTest(step=step):
+                frames, comments = self.parse(data, step)
+                self.assertEqual(frames, [("7", "put", '{"a":\n1}'), ("8", "message", "x"),
+                                          ("8", "message", "no space"), ("8", "message", "last")])
+                self.assertEqual(comments, 1)
+
+    def test_typed_events(self) -> None:
+        meta = ('{"identifier":"a","size":1,"contentType":"x/y","etag":"0123456789abcdef",'
+                '"created":"2026-11-22T22:28:28.076Z","modified":"2026-11-22T22:28:28.076Z",'
+                '"metadata":{}}')
+        put = bc._typed_event(1, "put", '{"store":"s","blob":%s,"date":"2026-11-22T22:28:28.076Z"}'
+                              % meta)
+        self.assertIsInstance(put, bc.PutEvent)
+        self.assertEqual(put.blob.identifier, "a")  # type: ignore[attr-defined]
+        gap = bc._typed_event(9, "gap", '{"lastEventId":3,"firstAvailableId":10}')
+        self.assertEqual((gap.last_event_id, gap.first_available_id), (3, 10))  # type: ignore
+        other = bc._typed_event(None, "future-kind", "not json")
+        self.assertEqual(type(other), bc.Event)
+
+
 class BacklogTests(unittest.TestCase):
     """The 10,000-event retention, big replays and slow readers. One relaxed daemon gets 10,050
     small events while a subscriber that never reads is connected."""

@@ -104,6 +104,7 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | **Client only** (no spec sentence: the client's own API) | | |
 | K1 | `stream()` chunks, `put()` from a path and from a stream of unknown length (chunked) | `test_blobs.GetTests.test_stream_reads_in_chunks`, `test_blobs.PutTests.test_client_put_from_file_path_and_unknown_length_stream` |
 | K2 | large puts use `Expect: 100-continue`; keep-alive retried after a daemon restart | `test_blobs.ClientConnectionTests` |
+| K3 | the client's SSE parser (line endings, comments, multi-line data, ids) and typed events | `test_events.SSEParserTests` |
 """
 
 from __future__ import annotations
