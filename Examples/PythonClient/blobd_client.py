@@ -175,10 +175,14 @@ class Page:
 
 @dataclass(frozen=True)
 class StoreInfo:
-    """One store of ``GET /v1/stores``."""
+    """One store of ``GET /v1/stores``: its name, blob count and content bytes. A daemon that
+    lists stores it has not opened leaves their totals out (None here) and may say whether it has
+    the store ``open`` and which process holds it (``held_by``, e.g. ``pid 42``)."""
     name: str
-    count: int
-    bytes: int
+    count: Optional[int]
+    bytes: Optional[int]
+    open: Optional[bool] = None
+    held_by: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -945,7 +949,12 @@ class BlobdClient:
         obj = self._json("/v1/stores")
         stores = obj["stores"]
         assert isinstance(stores, list)
-        return [StoreInfo(str(s["name"]), int(s["count"]), int(s["bytes"])) for s in stores]
+        return [StoreInfo(str(s["name"]),
+                          int(s["count"]) if s.get("count") is not None else None,
+                          int(s["bytes"]) if s.get("bytes") is not None else None,
+                          bool(s["open"]) if "open" in s else None,
+                          str(s["heldBy"]) if s.get("heldBy") is not None else None)
+                for s in stores]
 
     def verify(self, store: str) -> VerifyReport:
         """Reads and checks every blob of the store (slow on big stores)."""
