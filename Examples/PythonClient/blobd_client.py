@@ -67,7 +67,10 @@ def store_path(store: str) -> str:
 def blob_path(store: str, identifier: str) -> str:
     """``/v1/stores/{store}/blobs/{id}``: the identifier is the rest of the path, so its ``/`` stay
     as they are and every other reserved byte (space, ``?``, ``%``, ``#``, ...) is percent-encoded
-    from its UTF-8 bytes."""
+    from its UTF-8 bytes. An empty identifier is refused here: ``…/blobs/`` is the store's whole
+    collection to blobd, so a DELETE of it would remove every blob."""
+    if not identifier:
+        raise ValueError("a blob identifier cannot be empty")
     return store_path(store) + "/blobs/" + quote(identifier, safe="/")
 
 

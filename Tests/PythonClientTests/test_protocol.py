@@ -41,7 +41,7 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | P3 | store names `[a-z0-9][a-z0-9._-]{0,62}` else `400 invalid_store_name` | `test_blobs.PathTests.test_store_name_rule` |
 | P4 | `{id}` is the rest of the path; reserved bytes encoded | `test_blobs.PathTests.test_the_identifier_is_the_rest_of_the_path` |
 | P5 | invalid identifiers → `400 invalid_identifier`; non-UTF-8 | `test_blobs.PathTests.test_invalid_identifiers_are_400`, `test_blobs.PathTests.test_non_utf8_identifiers_are_invalid_identifier` |
-| P6 | `.`/`..`/empty segments → `400 invalid_identifier` (issue 15) (xfail: protocol-b) | `test_blobs.PathTests.test_dot_and_empty_segments_are_invalid_identifier` |
+| P6 | `.`/`..`/empty segments → `400 invalid_identifier` (issue 15) (xfail: protocol-b); an empty `{id}` (`…/blobs/`) is not the collection (xfail: reported) | `test_blobs.PathTests.test_dot_and_empty_segments_are_invalid_identifier`, `test_blobs.PathTests.test_an_empty_identifier_is_invalid_not_the_collection`, `test_blobs.PathTests.test_the_client_refuses_an_empty_identifier` |
 | P7 | store created by its first PUT; never-written store → `404` | `test_blobs.PathTests.test_a_store_is_created_by_its_first_put` |
 | P8 | unknown path `404 not_found`; wrong method `405` + `Allow` per path | `test_blobs.PathTests.test_unknown_paths_are_404`, `test_blobs.PathTests.test_wrong_methods_are_405_with_allow` |
 | P9 | HEAD wherever GET works (issue 15) (xfail: protocol-b) | `test_blobs.PathTests.test_head_works_wherever_get_works`, `test_blobs.PathTests.test_allow_lists_head_with_get` |
