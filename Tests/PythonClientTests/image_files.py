@@ -275,6 +275,44 @@ def heif_grid(columns: int, rows: int, output: Tuple[int, int]) -> bytes:
     return ftyp + meta_box(start) + _box(b"mdat", mdat_payload)
 
 
+# Where a file's structure ends --------------------------------------------------------------------
+
+_TIFF_TYPE_SIZES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4}
+
+
+def structural_length(data: bytes) -> int:
+    """The length of the file's structure: for a classic TIFF, the end of its last IFD, value or
+    strip (Pillow pads multi-page TIFFs after the last strip, and bytes no IFD points at are not
+    part of the image); for other files, their length."""
+    if data[:4] not in (b"II*\0", b"MM\0*"):
+        return len(data)
+    order = "<" if data[:2] == b"II" else ">"
+
+    def unpack(form: str, at: int) -> Tuple[int, ...]:
+        return struct.unpack(order + form, data[at:at + struct.calcsize(order + form)])
+
+    end = 8
+    offset = unpack("I", 4)[0]
+    seen = set()
+    while offset and offset not in seen:
+        seen.add(offset)
+        count = unpack("H", offset)[0]
+        end = max(end, offset + 2 + 12 * count + 4)
+        arrays: Dict[int, List[int]] = {}
+        for i in range(count):
+            tag, kind, n = unpack("HHI", offset + 2 + 12 * i)
+            size = _TIFF_TYPE_SIZES.get(kind, 1) * n
+            at = offset + 2 + 12 * i + 8 if size <= 4 else unpack("I", offset + 2 + 12 * i + 8)[0]
+            end = max(end, at + size)
+            if tag in (273, 279, 324, 325) and kind in (3, 4):  # strip/tile offsets and counts
+                arrays[tag] = list(unpack(("H" if kind == 3 else "I") * n, at))
+        for offsets, counts in ((273, 279), (324, 325)):
+            for start, length in zip(arrays.get(offsets, []), arrays.get(counts, [])):
+                end = max(end, start + length)
+        offset = unpack("I", offset + 2 + 12 * count)[0]
+    return end
+
+
 # The catalogue ---------------------------------------------------------------------------------
 
 Maker = Callable[[], Optional[bytes]]
