@@ -13,8 +13,8 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "Examples", "PythonClient"))
@@ -44,7 +44,7 @@ class Daemon:
 
     def __init__(self, *args: str, root: Optional[str] = None, socket_path: Optional[str] = None,
                  env: Optional[Mapping[str, str]] = None, wait: bool = True,
-                 pass_fds: Sequence[int] = (), preexec_fn=None,  # type: ignore[no-untyped-def]
+                 pass_fds: Sequence[int] = (), preexec_fn: Optional[Callable[[], None]] = None,
                  default_paths: bool = False) -> None:
         self.tmp = tempfile.mkdtemp(prefix="blobd-py-")
         os.chmod(self.tmp, 0o711)
@@ -145,19 +145,16 @@ class RawResponse:
                 return value
         return None
 
-    def header_all(self, name: str) -> List[str]:
-        """Every value of header ``name``."""
-        return [v for k, v in self.headers if k == name.lower()]
-
-    def json(self) -> Dict[str, object]:
+    def json(self) -> Dict[str, Any]:
         """The body as JSON."""
-        return json.loads(self.body)
+        obj: Dict[str, Any] = json.loads(self.body)
+        return obj
 
     @property
     def error_code(self) -> Optional[str]:
         """``error.code`` of a JSON error body."""
         try:
-            return str(self.json()["error"]["code"])  # type: ignore[index]
+            return str(self.json()["error"]["code"])
         except (ValueError, KeyError, TypeError):
             return None
 
@@ -274,13 +271,6 @@ def raw_request(daemon: Daemon, method: str, path: str,
     """One request on a fresh raw connection."""
     with daemon.raw() as conn:
         return conn.request(method, path, headers, body, version)
-
-
-@dataclass
-class Events:
-    """SSE frames read from a raw stream: list of (id, event, data) plus comment lines."""
-    frames: List[Tuple[Optional[str], str, str]] = field(default_factory=list)
-    comments: List[str] = field(default_factory=list)
 
 
 def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02) -> bool:  # type: ignore[no-untyped-def]
