@@ -167,6 +167,12 @@ final class StoreCore: @unchecked Sendable {
             try StoreCore.syncParents(of: created)
             confined = Confined(map: map, published: publishedMap)
             if map.pendingSplit != nil { try finishSplit() }
+            // A power cut after a split created its folder but before the manifest named it leaves
+            // that folder behind, empty (nothing moves before the manifest records the split): removed.
+            let known = Set(confined.map.buckets.map { String($0.number) })
+            for entry in try io("list folder", bucketsPath, { try DirectoryStream.entries(of: bucketsPath) }) where !known.contains(entry.name) {
+                _ = try? FileSystem.removeDirectory(bucketsPath + "/" + entry.name)
+            }
             if !FileManager.default.fileExists(atPath: manifestPath) { try writeManifest(map) }
             for folder in [tempPath, trashPath] {
                 for entry in try io("list folder", folder, { try DirectoryStream.entries(of: folder) }) {
