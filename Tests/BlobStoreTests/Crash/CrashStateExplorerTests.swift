@@ -117,7 +117,7 @@ struct CrashStateExplorerTests {
     }
 
     /// Records the workload, then checks every explored crash state; returns the violations and how many states were explored.
-    static func explore(statesPerPoint: Int, seed: UInt64) async throws -> (violations: [String], explored: Int, points: Int, exhaustive: Int, damaged: Int) {
+    static func explore(statesPerPoint: Int, seed: UInt64) async throws -> (violations: [String], explored: Int, points: Int, exhaustive: Int, damaged: Int, lost: Int) {
         let scratch = TemporaryRoot()
         let workloadRoot = scratch.path + "/workload"
         try FileManager.default.createDirectory(atPath: workloadRoot, withIntermediateDirectories: true)
@@ -170,7 +170,7 @@ struct CrashStateExplorerTests {
         var random = SeededRandom(seed: seed ^ 0x5eed)
         var submitted = Set<Int>(), acknowledged = Set<Int>()
         var violations: [String] = []
-        var explored = 0, points = 0, exhaustive = 0, damaged = 0
+        var explored = 0, points = 0, exhaustive = 0, damaged = 0, lost = 0
         for (position, entry) in recorder.entries.enumerated() {
             let isCrashPoint: Bool
             switch entry {
@@ -197,14 +197,15 @@ struct CrashStateExplorerTests {
                 let folder = stateRoot + "/state-\(position)-\(number)"
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
                 try WeakPersistenceModel.materialise(tree, in: folder)
-                let (found, damagedCount) = await check(folder: folder, identifiers: identifiers, expected: expected)
+                let (found, damagedCount, lostCount) = await check(folder: folder, identifiers: identifiers, expected: expected)
                 damaged += damagedCount
+                lost += lostCount
                 violations += found.map { "after entry \(position) (\(describe(entry, under: workloadRoot))), state \(number): \($0)" }
                 try? FileManager.default.removeItem(atPath: folder)
             }
         }
         violations += model.problems.map { "model: \($0)" }
-        return (violations, explored, points, exhaustive, damaged)
+        return (violations, explored, points, exhaustive, damaged, lost)
     }
 
     static func describe(_ entry: MutationRecorder.Entry, under root: String) -> String {
@@ -218,17 +219,19 @@ struct CrashStateExplorerTests {
     }
 
     /// Opens the store in `folder` and compares what it serves with `expected`.
-    static func check(folder: String, identifiers: [String], expected: [String: Set<Outcome>]) async -> (problems: [String], damaged: Int) {
+    static func check(folder: String, identifiers: [String], expected: [String: Set<Outcome>]) async -> (problems: [String], damaged: Int, lost: Int) {
         var problems: [String] = []
         let store: PersistentDataStore
         do {
             store = try PersistentDataStore(
                 name: storeName, root: URL(fileURLWithPath: folder), configuration: StoreConfiguration(durability: .durable, bucketCapacity: bucketCapacity))
         } catch {
-            return (["the store does not open: \(error)"], 0)
+            return (["the store does not open: \(error)"], 0, expected.values.filter { $0.count == 1 && !$0.contains(.absent) }.count)
         }
         var damagedAllowed: Set<String> = []
         var damaged: [String] = []
+        // Identifiers whose only allowed state (an acknowledged durable put or remove) was not found.
+        var lost = 0
         for identifier in identifiers {
             let outcome: Outcome
             do {
@@ -245,6 +248,7 @@ struct CrashStateExplorerTests {
             if allowed.contains(.damaged) { damagedAllowed.insert(identifier) }
             if outcome == .damaged { damaged.append(identifier) }
             if !allowed.contains(outcome) {
+                if allowed.count == 1 { lost += 1 }
                 problems.append("\(identifier) is \(outcome); allowed: \(allowed.map(\.description).sorted().joined(separator: " or "))")
             }
         }
@@ -270,7 +274,7 @@ struct CrashStateExplorerTests {
                 problems.append("\(identifier): a put over the damaged file failed: \(error)")
             }
         }
-        return (problems, damaged.count)
+        return (problems, damaged.count, lost)
     }
 
     static var seed: UInt64 {
@@ -285,7 +289,8 @@ struct CrashStateExplorerTests {
         let result = try await Self.explore(statesPerPoint: perPoint, seed: Self.seed)
         print(
             "crash-state explorer: seed \(Self.seed), \(result.points) crash points (\(result.exhaustive) explored exhaustively), "
-                + "\(result.explored) crash states, \(result.damaged) relaxed new blobs found damaged (allowed), \(result.violations.count) violations")
+                + "\(result.explored) crash states, \(result.damaged) relaxed new blobs found damaged (allowed), "
+                + "\(result.lost) acknowledged states broken (a durable put lost or damaged, a remove undone), \(result.violations.count) violations")
         #expect(result.explored > 100)
         for violation in result.violations.prefix(20) { Issue.record(Comment(rawValue: violation)) }
     }
