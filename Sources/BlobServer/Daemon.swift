@@ -88,6 +88,7 @@ public enum Daemon {
             // Observed before the store is handed out, so no change is missed; and synchronously by
             // whichever thread commits, so an event is in the log before its writer gets the acknowledgement.
             store.observeChanges { events.append($0) }
+            if let warning = store.syncWarning { log(.error, "store \(store.name): \(warning)") }
         }
         let router = Router(stores: stores, events: events, metrics: metrics)
         var loops: [EventLoop] = []

@@ -54,7 +54,9 @@ public struct FileDescriptor: Hashable, Sendable {
     ) throws(Errno) -> FileDescriptor {
         let flags = options.union(.closeOnExec).rawValue
         let dirfd = directory?.rawValue ?? AT_FDCWD
+        if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.open(path: path, flags: flags, descriptor: -1)) }
         let fd = try retryingOnInterrupt { openat(dirfd, path, flags, permissions) }
+        if FileSystemSeam.isActive { FileSystemSeam.didPerform(.open(path: path, flags: flags, descriptor: fd)) }
         return FileDescriptor(rawValue: fd)
     }
 
@@ -64,7 +66,9 @@ public struct FileDescriptor: Hashable, Sendable {
     ///
     /// Throws `EOPNOTSUPP` or `EISDIR` where the filesystem or the kernel cannot create such files.
     public static func openAnonymous(inDirectory directory: String, permissions: mode_t = 0o644) throws(Errno) -> FileDescriptor {
+        if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.openAnonymous(folder: directory, descriptor: -1)) }
         let fd = try retryingOnInterrupt { cblob_open_tmpfile(directory, permissions) }
+        if FileSystemSeam.isActive { FileSystemSeam.didPerform(.openAnonymous(folder: directory, descriptor: fd)) }
         return FileDescriptor(rawValue: fd)
     }
 
@@ -80,12 +84,16 @@ public struct FileDescriptor: Hashable, Sendable {
 
     /// Closes the descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
     public func close() throws(Errno) {
+        if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.close(descriptor: rawValue)) }
         if Glibc.close(rawValue) == -1, errno != EINTR { throw Errno.current }
     }
 
     /// Runs `body`, then closes the descriptor whatever happened.
     public func closeAfter<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        defer { _ = Glibc.close(rawValue) }
+        defer {
+            if FileSystemSeam.isActive { try? FileSystemSeam.willPerform(.close(descriptor: rawValue)) }
+            _ = Glibc.close(rawValue)
+        }
         return try body()
     }
 
@@ -121,7 +129,10 @@ public struct FileDescriptor: Hashable, Sendable {
     public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var offset = 0
         while offset < bytes.count {
-            let n = try retryingOnInterrupt { Glibc.write(rawValue, bytes.baseAddress! + offset, bytes.count - offset) }
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.write(descriptor: rawValue, offset: nil, bytes: Array(rest))) }
+            let n = try retryingOnInterrupt { Glibc.write(rawValue, rest.baseAddress!, rest.count) }
+            if FileSystemSeam.isActive { FileSystemSeam.didPerform(.write(descriptor: rawValue, offset: nil, bytes: Array(rest[..<n]))) }
             offset += n
         }
     }
@@ -130,36 +141,42 @@ public struct FileDescriptor: Hashable, Sendable {
     public func writeAll(toAbsoluteOffset offset: Int64, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var written = 0
         while written < bytes.count {
-            let n = try retryingOnInterrupt {
-                pwrite(rawValue, bytes.baseAddress! + written, bytes.count - written, off_t(offset + Int64(written)))
-            }
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[written...])
+            let at = offset + Int64(written)
+            if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.write(descriptor: rawValue, offset: at, bytes: Array(rest))) }
+            let n = try retryingOnInterrupt { pwrite(rawValue, rest.baseAddress!, rest.count, off_t(at)) }
+            if FileSystemSeam.isActive { FileSystemSeam.didPerform(.write(descriptor: rawValue, offset: at, bytes: Array(rest[..<n]))) }
             written += n
         }
     }
 
     /// Repositions the file offset (`lseek(2)` with `SEEK_SET`).
     public func seek(toAbsoluteOffset offset: Int64) throws(Errno) {
-        _ = try retryingOnInterrupt { lseek(rawValue, off_t(offset), SEEK_SET) }
+        try observed(.seek(descriptor: rawValue, offset: offset)) { () throws(Errno) in
+            _ = try retryingOnInterrupt { lseek(rawValue, off_t(offset), SEEK_SET) }
+        }
     }
 
     /// Flushes data and metadata to stable storage (`fsync(2)`); works on directories too.
     public func sync() throws(Errno) {
-        _ = try retryingOnInterrupt { fsync(rawValue) }
+        try observed(.sync(descriptor: rawValue)) { () throws(Errno) in _ = try retryingOnInterrupt { fsync(rawValue) } }
     }
 
     /// Flushes data and the metadata needed to read it back (`fdatasync(2)`).
     public func dataSync() throws(Errno) {
-        _ = try retryingOnInterrupt { fdatasync(rawValue) }
+        try observed(.dataSync(descriptor: rawValue)) { () throws(Errno) in _ = try retryingOnInterrupt { fdatasync(rawValue) } }
     }
 
     /// Commits the whole filesystem holding this descriptor (`syncfs(2)`).
     public func syncFileSystem() throws(Errno) {
-        _ = try retryingOnInterrupt { cblob_syncfs(rawValue) }
+        try observed(.syncFileSystem(descriptor: rawValue)) { () throws(Errno) in _ = try retryingOnInterrupt { cblob_syncfs(rawValue) } }
     }
 
     /// Truncates or extends the file to `size` bytes.
     public func resize(to size: Int64) throws(Errno) {
-        _ = try retryingOnInterrupt { ftruncate(rawValue, off_t(size)) }
+        try observed(.resize(descriptor: rawValue, size: size)) { () throws(Errno) in
+            _ = try retryingOnInterrupt { ftruncate(rawValue, off_t(size)) }
+        }
     }
 
     /// `fstat(2)`.

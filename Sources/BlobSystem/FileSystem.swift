@@ -24,38 +24,53 @@ public enum FileSystem {
         do { return try status(path) } catch .noSuchFileOrDirectory { return nil }
     }
 
-    /// Creates one directory; an existing directory is not an error.
-    public static func makeDirectory(_ path: String, permissions: mode_t = 0o755) throws(Errno) {
-        if mkdir(path, permissions) == 0 { return }
+    /// Creates one directory; an existing directory is not an error. Returns whether it created one
+    /// (whose entry is durable only once its parent is synced).
+    @discardableResult
+    public static func makeDirectory(_ path: String, permissions: mode_t = 0o755) throws(Errno) -> Bool {
+        if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.makeDirectory(path: path)) }
+        if mkdir(path, permissions) == 0 {
+            if FileSystemSeam.isActive { FileSystemSeam.didPerform(.makeDirectory(path: path)) }
+            return true
+        }
         let error = Errno.current
-        if error == .fileExists, (try? status(path))?.kind == .directory { return }
+        if error == .fileExists, (try? status(path))?.kind == .directory { return false }
         throw error
     }
 
-    /// Creates a directory and any missing parents, like `mkdir -p`.
-    public static func makeDirectories(_ path: String, permissions: mode_t = 0o755) throws(Errno) {
-        if (try? status(path))?.kind == .directory { return }
+    /// Creates a directory and any missing parents, like `mkdir -p`; returns the ones it created, outermost first.
+    @discardableResult
+    public static func makeDirectories(_ path: String, permissions: mode_t = 0o755) throws(Errno) -> [String] {
+        if (try? status(path))?.kind == .directory { return [] }
+        var created: [String] = []
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {
             prefix += component
-            try makeDirectory(prefix, permissions: permissions)
+            if try makeDirectory(prefix, permissions: permissions) { created.append(prefix) }
             prefix += "/"
         }
+        return created
     }
 
     /// `rename(2)`: atomically replaces `destination` if it exists.
     public static func rename(_ source: String, to destination: String) throws(Errno) {
-        _ = try retryingOnInterrupt { Glibc.rename(source, destination) }
+        try observed(.rename(from: source, to: destination, noReplace: false)) { () throws(Errno) in
+            _ = try retryingOnInterrupt { Glibc.rename(source, destination) }
+        }
     }
 
     /// `renameat2(2)` with `RENAME_NOREPLACE`: fails with `EEXIST` rather than replace.
     public static func renameNoReplace(_ source: String, to destination: String) throws(Errno) {
-        _ = try retryingOnInterrupt { cblob_renameat2(AT_FDCWD, source, AT_FDCWD, destination, cblob_rename_noreplace()) }
+        try observed(.rename(from: source, to: destination, noReplace: true)) { () throws(Errno) in
+            _ = try retryingOnInterrupt { cblob_renameat2(AT_FDCWD, source, AT_FDCWD, destination, cblob_rename_noreplace()) }
+        }
     }
 
     /// `link(2)`: a second name for the same file.
     public static func link(_ existing: String, as newName: String) throws(Errno) {
-        _ = try retryingOnInterrupt { Glibc.link(existing, newName) }
+        try observed(.link(from: existing, to: newName)) { () throws(Errno) in
+            _ = try retryingOnInterrupt { Glibc.link(existing, newName) }
+        }
     }
 
     /// `linkat(2)` of an open file: gives the file behind `descriptor` (such as one from
@@ -66,6 +81,10 @@ public enum FileSystem {
     /// needs `CAP_DAC_READ_SEARCH` before Linux 6.10); gives `ENOENT` where `/proc` is not mounted.
     public static func link(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
         guard descriptor.rawValue >= 0 else { throw Errno(rawValue: EBADF) }
+        try observed(.linkDescriptor(descriptor: descriptor.rawValue, to: newName)) { () throws(Errno) in try linkThroughProc(descriptor, as: newName) }
+    }
+
+    private static func linkThroughProc(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
         // The link's path built on the stack: every relaxed put makes one, and a String costs
         // 2,000 instructions more.
         try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { (source) throws(Errno) in
@@ -82,7 +101,7 @@ public enum FileSystem {
 
     /// `unlink(2)`.
     public static func unlink(_ path: String) throws(Errno) {
-        _ = try retryingOnInterrupt { Glibc.unlink(path) }
+        try observed(.unlink(path: path)) { () throws(Errno) in _ = try retryingOnInterrupt { Glibc.unlink(path) } }
     }
 
     /// `unlink` that reports whether the file existed instead of throwing `ENOENT`.
@@ -93,7 +112,7 @@ public enum FileSystem {
 
     /// `rmdir(2)`.
     public static func removeDirectory(_ path: String) throws(Errno) {
-        _ = try retryingOnInterrupt { rmdir(path) }
+        try observed(.removeDirectory(path: path)) { () throws(Errno) in _ = try retryingOnInterrupt { rmdir(path) } }
     }
 
     /// Removes a directory tree (no symbolic links are followed).

@@ -35,6 +35,11 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// The store's folder.
     public var folderURL: URL { rootURL.appendingPathComponent(name, isDirectory: true) }
 
+    /// Set when opening found that the store's file system refuses `fsync` or `fdatasync` (or one
+    /// failed): a sentence naming the path and errno. On such a file system durable puts, and relaxed
+    /// puts that replace a blob, fail rather than be acknowledged. `nil` when both syncs worked.
+    public var syncWarning: String? { core.syncWarning }
+
     private var durable: Bool { configuration.durability == .durable }
 
     // MARK: - Put

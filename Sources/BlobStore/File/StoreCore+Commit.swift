@@ -33,9 +33,8 @@ extension Result where Success == MutationOutcome {
 
 /// One step of a commit, as recorded in `StoreCore.commitLog` (tests). Puts are named by their temp file.
 enum CommitEvent: Equatable, Sendable {
-    /// A sync succeeded that made durable the content of `temps` and the entries of `folders` (or,
-    /// with `wholeFileSystem`, everything written so far).
-    case synced(temps: [String], folders: [String], wholeFileSystem: Bool)
+    /// A round of syncs made durable the content of `temps` and the entries of `folders` (only those that succeeded).
+    case synced(temps: [String], folders: [String])
     /// A barrier renamed the temp files of these durable puts into place, touching `folders`.
     case renamed(temps: [String], folders: [String])
     /// These durable puts were reported as successes.
@@ -89,26 +88,26 @@ extension StoreCore {
 
     /// The committer on the commit thread: group commit, pipelined.
     ///
-    /// Each turn takes everything queued as one batch and makes **one** sync that covers both this
-    /// batch's durable content (before its renames) and the previous batch's folders (after its
-    /// renames), then acknowledges the previous batch and applies this one in one barrier. Without
-    /// the overlap every batch waited for two syncs in turn; under load this halves the syncs per
-    /// batch, and a lone put still gets exactly its two (content, then folder). The committer role is
-    /// kept while a batch waits for its folder sync. Runs on `commitQueue`.
+    /// Each turn takes everything queued as one batch and makes **one round** of syncs, side by side
+    /// (``SyncRound``), that covers both this batch's content (before its renames) and the previous
+    /// batch's folders (after its renames), then acknowledges the previous batch and applies this one
+    /// in one barrier. Without the overlap every batch waited for two rounds in turn; under load this
+    /// halves the waits per batch, and a lone put still waits for exactly its two (content, then
+    /// folder). The committer role is kept while a batch waits for its folder sync. Runs on `commitQueue`.
     private func drain() {
         var awaiting: CommittedBatch?
         while true {
             let batch = takeBatch(releasingTheRoleWhenEmpty: awaiting == nil)
             if batch.isEmpty {
                 guard let previous = awaiting else { return }
-                acknowledge(previous, syncFailure: sync(contentOf: [], folders: previous.touched))
+                acknowledge(previous, syncFailure: sync(contentOf: [], folders: previous.touched).folders)
                 awaiting = nil
                 continue
             }
             let prepared = prepare(batch)
-            let syncFailure = sync(contentOf: prepared.durableTemps, folders: awaiting?.touched ?? [])
-            if let previous = awaiting { acknowledge(previous, syncFailure: syncFailure) }
-            let committed = apply(prepared, dataSyncFailure: syncFailure)
+            let synced = sync(contentOf: prepared.syncedTemps, folders: awaiting?.touched ?? [])
+            if let previous = awaiting { acknowledge(previous, syncFailure: synced.folders) }
+            let committed = apply(prepared, contentFailures: synced.content)
             if batch.contains(where: { $0.0.durable }) {
                 awaiting = committed
                 afterDurableBarrier.withLock { $0 }?()
@@ -125,9 +124,9 @@ extension StoreCore {
         let batch = takeBatch(releasingTheRoleWhenEmpty: true)
         if batch.isEmpty { return false }  // the role is released already
         let prepared = prepare(batch)
-        let committed = apply(prepared, dataSyncFailure: sync(contentOf: prepared.durableTemps, folders: []))
+        let committed = apply(prepared, contentFailures: sync(contentOf: prepared.syncedTemps, folders: []).content)
         let durable = batch.contains(where: { $0.0.durable })
-        acknowledge(committed, syncFailure: durable ? sync(contentOf: [], folders: committed.touched) : nil)
+        acknowledge(committed, syncFailure: durable ? sync(contentOf: [], folders: committed.touched).folders : nil)
         // Release the committer role only when nothing is waiting; otherwise the caller continues.
         return pending.withLock { state in
             if state.items.isEmpty {
@@ -155,8 +154,9 @@ extension StoreCore {
         var mutations: [Mutation]
         var replaced: [ExistingBlob?]
         var failures: [Int: any Error]
-        /// Temp files whose content must be durable before the barrier renames them.
-        var durableTemps: [String]
+        /// Temp files whose content must be durable before the barrier renames them: every durable
+        /// put's, and a relaxed put's known to replace a blob (a named file; see ``applyPut(_:replacing:touched:reclaim:)``).
+        var syncedTemps: [String]
     }
 
     /// A batch whose barrier has run: its outcomes and the folders it changed.
@@ -185,17 +185,24 @@ extension StoreCore {
         commitBatches.withLock { $0 += 1 }
         // Each put's `created` is settled (and its temp header rewritten) before its content is
         // synced, so a durable replacement needs no second sync inside the barrier.
-        let (mutations, replaced, failures) = settleCreated(batch.map(\.0))
-        let durableTemps = mutations.compactMap { mutation -> String? in
-            if case .put(let put) = mutation, put.durable { return put.tempPath }
-            return nil
+        var (mutations, replaced, failures) = settleCreated(batch.map(\.0))
+        var syncedTemps: [String] = []
+        for index in mutations.indices {
+            guard case .put(var put) = mutations[index], failures[index] == nil else { continue }
+            if case .present? = replaced[index], !put.durable, !put.temp.isAnonymous {
+                put.contentSynced = true
+                mutations[index] = .put(put)
+            } else if !put.durable {
+                continue
+            }
+            syncedTemps.append(put.tempPath)
         }
-        return PreparedBatch(items: batch, mutations: mutations, replaced: replaced, failures: failures, durableTemps: durableTemps)
+        return PreparedBatch(items: batch, mutations: mutations, replaced: replaced, failures: failures, syncedTemps: syncedTemps)
     }
 
-    /// Applies a batch in one barrier. A durable put whose content could not be synced fails here,
-    /// before its rename: no name ever points at content that may not be on the disk.
-    private func apply(_ batch: PreparedBatch, dataSyncFailure: (any Error)?) -> CommittedBatch {
+    /// Applies a batch in one barrier. A put whose content could not be synced fails here, before
+    /// its rename: no name ever points at content that may not be on the disk.
+    private func apply(_ batch: PreparedBatch, contentFailures: [String: any Error]) -> CommittedBatch {
         let mutations = batch.mutations
         let (results, touched, reclaim, dropped) = queue.sync(flags: .barrier) {
             var touched = Set<String>()
@@ -203,7 +210,7 @@ extension StoreCore {
             var dropped: [TempFile] = []
             let results = mutations.indices.map { index in
                 let mutation = mutations[index]
-                if case .put(let put) = mutation, let failure = batch.failures[index] ?? (put.durable ? dataSyncFailure : nil) {
+                if case .put(let put) = mutation, let failure = batch.failures[index] ?? contentFailures[put.tempPath] {
                     dropped.append(put.temp)
                     return Result<MutationOutcome, any Error>.failure(failure)
                 }
@@ -247,35 +254,19 @@ extension StoreCore {
         }
     }
 
-    /// One sync that makes the content of `temps` and the entries of `folders` durable: `fdatasync`
-    /// for a lone file, `fsync` for a lone folder, one `syncfs` for anything more (group commit).
-    private func sync(contentOf temps: [String], folders: Set<String>) -> (any Error)? {
-        if !temps.isEmpty || !folders.isEmpty { commitSyncs.withLock { $0 += 1 } }
-        do {
-            switch (temps.count, folders.count) {
-            case (0, 0):
-                break
-            case (1, 0):
-                try io("sync", temps[0]) {
-                    let fd = try FileDescriptor.open(temps[0], [.readOnly])
-                    try fd.closeAfter { try fd.dataSync() }
-                }
-            case (0, 1):
-                let folder = folders.first!
-                try io("sync folder", folder) { try FileSystem.syncDirectory(folder) }
-            default:
-                try io("sync file system", storePath) {
-                    let fd = try FileDescriptor.open(storePath, [.readOnly, .directory])
-                    try fd.closeAfter { try fd.syncFileSystem() }
-                }
-            }
-            if !temps.isEmpty || !folders.isEmpty {
-                record(.synced(temps: temps, folders: folders.sorted(), wholeFileSystem: temps.count + folders.count > 1))
-            }
-            return nil
-        } catch {
-            return error
-        }
+    /// One round of syncs (see ``SyncRound``) that makes the content of `temps` and the entries of
+    /// `folders` durable. Returns the error of each temp file whose sync failed, and the first
+    /// folder error (a batch's folders are acknowledged together).
+    private func sync(contentOf temps: [String], folders: Set<String>) -> (content: [String: any Error], folders: (any Error)?) {
+        if temps.isEmpty && folders.isEmpty { return ([:], nil) }
+        commitSyncs.withLock { $0 += 1 }
+        let sortedFolders = folders.sorted()
+        let failures = syncRound.run(temps.map(SyncTarget.content) + sortedFolders.map(SyncTarget.folder))
+        var content: [String: any Error] = [:]
+        for path in temps { content[path] = failures[.content(path)] }
+        let folderFailure = sortedFolders.lazy.compactMap { failures[.folder($0)] }.first
+        record(.synced(temps: temps.filter { content[$0] == nil }, folders: folderFailure == nil ? sortedFolders : []))
+        return (content, folderFailure)
     }
 
     /// Looks up what each put of a batch replaces (each durable or `ifMatch` put: the others claim their
@@ -384,11 +375,12 @@ extension StoreCore {
                 try FileSystem.makeDirectory(bucketPath(1))
             }
             reclaim.append(trash)
+            // Synced whatever the mode: a later durable put syncs only its bucket folder, whose own
+            // entry must be durable already. The manifest's write syncs the store folder (the new `b/`).
+            try io("sync folder", bucketsPath) { try FileSystem.syncDirectory(bucketsPath) }
             confined.map = .initial
             confined.counts = [1: 0]
             try writeManifest(confined.map)
-            touched.insert(storePath)
-            touched.insert(bucketsPath)
             statistics.withLock { $0 = StoreStatistics(count: 0, bytes: 0) }
             return .removedAll
         }
@@ -453,6 +445,13 @@ extension StoreCore {
             // batch touched the same blob): correct `created` in the temp file now.
             header.createdNanoseconds = created
             try rewriteHeader(header, of: put.temp, durable: put.durable)
+        }
+        if case .absent = found {} else if !put.durable && !put.contentSynced {
+            // A relaxed put that replaces a blob syncs its content before the rename: a file system
+            // may persist the rename before the data (ext4's delayed allocation does for a new name),
+            // and a power cut would then trade a version that was on the disk for an empty file. Here
+            // in the barrier only when the replacement was found here (a put that claims its name first).
+            try io("sync", put.temp.location) { try put.temp.withWritableDescriptor { fd in try fd.dataSync() } }
         }
         if case .absent = found {} else {
             // Keep the old version linked so the rename does not free its blocks (a synchronous TRIM here).
@@ -532,7 +531,10 @@ extension StoreCore {
         let bound = entries[cut].identifier
         var map = confined.map
         let new = map.split(bucketAt: index, at: bound)
-        try io("create folder", bucketPath(new.number)) { try FileSystem.makeDirectory(bucketPath(new.number)) }
+        _ = try io("create folder", bucketPath(new.number)) { try FileSystem.makeDirectory(bucketPath(new.number)) }
+        // The new folder's entry is durable before any blob moves into it (a folder's `fsync` does
+        // not make its own name durable).
+        try io("sync folder", bucketsPath) { try FileSystem.syncDirectory(bucketsPath) }
         try writeManifest(map)
         confined.map = map
         try finishSplit()
@@ -560,8 +562,10 @@ extension StoreCore {
             }
             moved += 1
         }
-        try io("sync folder", from) { try FileSystem.syncDirectory(from) }
+        // The new names first: a crash between the two syncs leaves a moved blob in both folders (the
+        // next open finishes the split), never in neither.
         try io("sync folder", to) { try FileSystem.syncDirectory(to) }
+        try io("sync folder", from) { try FileSystem.syncDirectory(from) }
         confined.map.pendingSplit = nil
         try writeManifest(confined.map)
         let movedTotal = moved

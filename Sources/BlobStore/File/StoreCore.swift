@@ -18,7 +18,8 @@ import Glibc
 ///   items, mutated only inside its barrier items. That discipline is its lock.
 /// - `commitQueue` is serial: it drains queued mutations in batches (group commit), runs each batch in
 ///   one barrier, syncs a batch's content before that barrier and its folders after it — under load
-///   one sync serves both the previous batch's folders and the next batch's content.
+///   one round of syncs serves both the previous batch's folders and the next batch's content. The
+///   syncs of a round run side by side on `syncRound`'s threads (``SyncRound``).
 /// - `publishedMap` is a copy of the bucket map under its own mutex, for reads served without
 ///   `queue` when everything they need is in the kernel's caches (``openIfCached(_:readLength:)``).
 /// - `listingCache` (the last listed bucket's sorted entries) holds its own mutex; it is valid only
@@ -43,6 +44,10 @@ final class StoreCore: @unchecked Sendable {
     let ioQueues: IOQueues
     let reclaimQueue: DispatchQueue
     let broadcaster: ChangeBroadcaster
+    let syncRound: SyncRound
+    /// Set when opening found that the store's file system refuses `fsync` or `fdatasync` (or failed
+    /// one): says what that means for puts. `nil` when both worked.
+    let syncWarning: String?
 
     /// State owned by `queue` (see the type's documentation).
     final class Confined {
@@ -106,7 +111,8 @@ final class StoreCore: @unchecked Sendable {
     let pending = Locked(PendingMutations())
     /// How many group commits have run (observability and tests).
     let commitBatches = Locked(0)
-    /// How many syncs (`fdatasync`, folder `fsync`, `syncfs`) commits have made (observability and tests).
+    /// How many times commits waited for the disk: rounds of `fdatasync`s and folder `fsync`s made side
+    /// by side (``SyncRound``), one per round however many files it syncs (observability and tests).
     let commitSyncs = Locked(0)
     /// Tests only: called on the commit thread after the barrier of a durable batch, before its folder sync.
     let afterDurableBarrier = Locked<(@Sendable () -> Void)?>(nil)
@@ -135,12 +141,15 @@ final class StoreCore: @unchecked Sendable {
         ioQueues = IOQueues(label: label + ".io")
         reclaimQueue = DispatchQueue(label: label + ".reclaim", qos: .utility)
         broadcaster = ChangeBroadcaster(store: name)
+        syncRound = SyncRound(label: label)
 
         try StoreCore.prepareRoot(root)
+        var created: [String] = []
         for path in [storePath, bucketsPath, tempPath, trashPath] {
-            try io("create folder", path) { try FileSystem.makeDirectory(path) }
+            if try io("create folder", path, { try FileSystem.makeDirectory(path) }) { created.append(path) }
         }
         lockDescriptor = try StoreCore.lock(storePath + "/.lock")
+        syncWarning = StoreCore.probeSyncs(folder: storePath, file: lockDescriptor, filePath: storePath + "/.lock")
         do {
             var map: BucketMap
             if let text = try? String(contentsOfFile: manifestPath, encoding: .utf8) {
@@ -153,10 +162,19 @@ final class StoreCore: @unchecked Sendable {
             }
             for bucket in map.buckets {
                 let path = bucketsPath + "/\(bucket.number)"
-                try io("create folder", path) { try FileSystem.makeDirectory(path) }
+                if try io("create folder", path, { try FileSystem.makeDirectory(path) }) { created.append(path) }
             }
+            // A folder's entry is durable only once its parent is synced; a durable put later syncs
+            // just its bucket folder.
+            try StoreCore.syncParents(of: created)
             confined = Confined(map: map, published: publishedMap)
             if map.pendingSplit != nil { try finishSplit() }
+            // A power cut after a split created its folder but before the manifest named it leaves
+            // that folder behind, empty (nothing moves before the manifest records the split): removed.
+            let known = Set(confined.map.buckets.map { String($0.number) })
+            for entry in try io("list folder", bucketsPath, { try DirectoryStream.entries(of: bucketsPath) }) where !known.contains(entry.name) {
+                _ = try? FileSystem.removeDirectory(bucketsPath + "/" + entry.name)
+            }
             if !FileManager.default.fileExists(atPath: manifestPath) { try writeManifest(map) }
             for folder in [tempPath, trashPath] {
                 for entry in try io("list folder", folder, { try DirectoryStream.entries(of: folder) }) {
@@ -167,6 +185,42 @@ final class StoreCore: @unchecked Sendable {
         } catch {
             try? lockDescriptor.close()
             throw error
+        }
+    }
+
+    /// Syncs the parent folder of each of `folders` (each once), making their entries durable.
+    static func syncParents(of folders: [String]) throws {
+        var parents: [String] = []
+        for folder in folders where !parents.contains(parent(of: folder)) { parents.append(parent(of: folder)) }
+        for parent in parents { try io("sync folder", parent) { try FileSystem.syncDirectory(parent) } }
+    }
+
+    /// The folder that holds `path` (`/` for a top-level one).
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// Tries the two syncs durability rests on, a folder's `fsync` and a file's `fdatasync`, on the
+    /// store folder and its lock file (open already). A file system that refuses
+    /// them (`EINVAL`, `ENOTSUP`, `ENOSYS`) cannot keep a durable put's promise: every durable put,
+    /// and every relaxed put that replaces a blob, will fail with that errno rather than be
+    /// acknowledged. Said once here, so a server can log it at start-up.
+    private static func probeSyncs(folder: String, file: FileDescriptor, filePath: String) -> String? {
+        do {
+            try io("sync folder", folder) { try FileSystem.syncDirectory(folder) }
+            try io("sync", filePath) { try file.dataSync() }
+            return nil
+        } catch {
+            let refused: Bool
+            if case .io(_, _, let errno) = error as? BlobStoreError {
+                refused = [EINVAL, ENOTSUP, EOPNOTSUPP, ENOSYS].contains(errno.rawValue)
+            } else {
+                refused = false
+            }
+            return refused
+                ? "\(error) — this file system does not honour syncs: durable puts, and relaxed puts that replace a blob, will fail"
+                : "\(error) — durable puts may fail"
         }
     }
 
@@ -206,7 +260,8 @@ final class StoreCore: @unchecked Sendable {
     // MARK: - Root and lock
 
     private static func prepareRoot(_ root: String) throws {
-        try io("create root folder", root) { try FileSystem.makeDirectories(root) }
+        let created = try io("create root folder", root) { try FileSystem.makeDirectories(root) }
+        try syncParents(of: created)
         let marker = root + "/" + StoreRoot.formatFileName
         if let text = try? String(contentsOfFile: marker, encoding: .utf8) {
             let line = text.split(separator: "\n").first.map(String.init) ?? ""
@@ -252,8 +307,8 @@ final class StoreCore: @unchecked Sendable {
             }
         }
         try io("rename", path) { try FileSystem.rename(temp, to: path) }
-        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        try io("sync folder", folder) { try FileSystem.syncDirectory(folder.isEmpty ? "/" : folder) }
+        let folder = parent(of: path)
+        try io("sync folder", folder) { try FileSystem.syncDirectory(folder) }
     }
 
     func writeManifest(_ map: BucketMap) throws {

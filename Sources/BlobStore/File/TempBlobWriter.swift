@@ -244,6 +244,9 @@ struct PreparedPut: Sendable {
     var header: BlobHeader
     var condition: WriteCondition
     var durable: Bool
+    /// Whether the committer has synced the content already (a relaxed put known to replace a blob
+    /// before its barrier), so the barrier need not.
+    var contentSynced = false
 
     /// The temp file's name: a durable put's file is synced and logged by it (see ``TempFile/path``).
     var tempPath: String { temp.path }

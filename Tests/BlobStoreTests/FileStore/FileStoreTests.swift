@@ -456,11 +456,11 @@ import Testing
                 }
                 #expect(renameIndex < ackIndex, "\(temp) acknowledged before its rename")
                 let contentSynced = log[..<renameIndex].contains { event in
-                    if case .synced(let synced, _, let whole) = event { whole || synced.contains(temp) } else { false }
+                    if case .synced(let synced, _) = event { synced.contains(temp) } else { false }
                 }
                 #expect(contentSynced, "\(temp) renamed before its content was synced")
                 let foldersSynced = renameIndex < ackIndex && log[(renameIndex + 1)..<ackIndex].contains { event in
-                    if case .synced(_, let synced, let whole) = event { whole || Set(synced).isSuperset(of: folders) } else { false }
+                    if case .synced(_, let synced) = event { Set(synced).isSuperset(of: folders) } else { false }
                 }
                 #expect(foldersSynced, "\(temp) acknowledged before its folder was synced")
             }
