@@ -20,13 +20,16 @@ final class ConnectionPool: Sendable {
 
     /// An idle connection that still looks open, else a new one. Blocking.
     func acquire() throws -> Connection {
-        let now = DispatchTime.now()
         let idleLimit = UInt64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + UInt64(configuration.idleTimeout.components.attoseconds / 1_000_000_000)
         var discarded: [Connection] = []
         defer { for connection in discarded { connection.close() } }
         while let connection = idle.withLock({ $0.popLast() }) {
-            if now.uptimeNanoseconds - connection.idleSince.uptimeNanoseconds > idleLimit || connection.looksStale {
+            // Read the clock after taking the connection: one released by another thread a moment
+            // ago may carry a later time than a clock read before the loop.
+            let now = DispatchTime.now().uptimeNanoseconds, since = connection.idleSince.uptimeNanoseconds
+            let idleFor = now > since ? now - since : 0
+            if idleFor > idleLimit || connection.looksStale {
                 discarded.append(connection)
                 continue
             }

@@ -43,7 +43,9 @@ enum Route: Equatable {
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let store = String(decoding: rest[..<slash], as: UTF8.self)
         let tail = rest[(slash + 1)...]
-        if equals(tail, "blobs") || equals(tail, "blobs/") { self = .blobs(store: store); return }
+        // `blobs/` names the blob with an empty identifier (refused as invalid), not the collection:
+        // a client that builds a blob path from an empty string must not reach DELETE-all.
+        if equals(tail, "blobs") { self = .blobs(store: store); return }
         if equals(tail, "verify") { self = .verify(store: store); return }
         guard hasPrefix(tail, "blobs/") else { return nil }
         self = .blob(store: store, identifier: String(decoding: tail.dropFirst(6), as: UTF8.self))

@@ -28,6 +28,18 @@ struct SpecAgreementTests {
         #expect(identifiers(try client.request("GET", "/v1/stores/q/blobs?prefix=&type=")) == ["a b", "a+b"])
     }
 
+    @Test func aTrailingSlashNamesTheEmptyIdentifierNotTheCollection() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        #expect(try client.request("PUT", "/v1/stores/e/blobs/keep", body: [1]).status == 201)
+        for method in ["DELETE", "GET", "HEAD", "PUT"] {
+            let response = try client.request(method, "/v1/stores/e/blobs/", body: method == "PUT" ? [2] : nil)
+            #expect(response.status == 400, "\(method)")
+            if method != "HEAD" { #expect(response.errorCode == "invalid_identifier", "\(method)") }
+        }
+        #expect(try client.request("GET", "/v1/stores/e/blobs/keep").status == 200)
+    }
+
     @Test func recordValidationIsStrictJSON() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.connect()

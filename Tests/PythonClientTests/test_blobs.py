@@ -88,7 +88,6 @@ class PathTests(DaemonTestCase):
                 response = self.request("GET", f"/v1/stores/{store}/blobs/{encoded}")
                 self.assertError(response, 400, "invalid_identifier")
 
-    @unittest.expectedFailure  # fixed by protocol-b: dot segments and empty segments in identifiers
     def test_dot_and_empty_segments_are_invalid_identifier(self) -> None:
         store = self.store()
         for encoded in ("a/./b", "a/../b", "./a", "..", ".", "a//b", "a/.", "%2E%2E/x", "a/",
@@ -138,10 +137,8 @@ class PathTests(DaemonTestCase):
             self.client._request("POST", "/v1/health")
         self.assertIn("GET", ctx.exception.allow)
 
-    # Not in issue 15, no helper on it (reported): `…/blobs/` with an empty {id} is routed as the
-    # store's collection, so `DELETE /v1/stores/s/blobs/` removes every blob; an empty identifier
-    # breaks the 1-1024 bytes rule and should be 400 invalid_identifier.
-    @unittest.expectedFailure
+    # `…/blobs/` names the empty identifier, which breaks the 1-1024 bytes rule: a client that
+    # builds a path from an empty string must never reach DELETE-all.
     def test_an_empty_identifier_is_invalid_not_the_collection(self) -> None:
         store = self.store()
         self.client.put(store, "keep", b"1")
@@ -159,7 +156,6 @@ class PathTests(DaemonTestCase):
             self.client.remove(store, "")
         self.assertTrue(self.client.exists(store, "keep"))
 
-    @unittest.expectedFailure  # fixed by protocol-b: HEAD on every GET route
     def test_head_works_wherever_get_works(self) -> None:
         store = self.store()
         self.client.put(store, "x", b"1")
@@ -170,7 +166,6 @@ class PathTests(DaemonTestCase):
                 self.assertEqual(response.status, 200, path)
                 self.assertEqual(response.body, b"")
 
-    @unittest.expectedFailure  # fixed by protocol-b: HEAD on every GET route (Allow lists it)
     def test_allow_lists_head_with_get(self) -> None:
         for path in ("/v1/stores", "/metrics", "/v1/events", "/v1/stores/s/verify",
                      "/v1/stores/s/blobs"):
@@ -266,7 +261,6 @@ class PutTests(DaemonTestCase):
                                 [("Content-Type", "x/" + "y" * 2000)], b"x")
         self.assertError(response, 400, "invalid_metadata")
 
-    @unittest.expectedFailure  # fixed by protocol-b: duplicate Blob-Meta keys differing in case
     def test_meta_keys_differing_only_in_case_are_invalid_metadata(self) -> None:
         store = self.store()
         response = self.request("PUT", f"/v1/stores/{store}/blobs/dup",
@@ -295,7 +289,6 @@ class PutTests(DaemonTestCase):
             self.client.put(store, "keep", b"y", validate="image")
         self.assertEqual(self.client.get(store, "keep"), b"x")
 
-    @unittest.expectedFailure  # fixed by protocol-b: strict JSON for Blob-Validate: record
     def test_record_validation_is_strict_json(self) -> None:
         store = self.store()
         for bad in (b"[1,]", b'{"a":1,}', b"{'a':1}", b"NaN", b"[1] [2]", b"", b"01",
@@ -585,7 +578,6 @@ class DeleteTests(DaemonTestCase):
         self.assertError(response, 412, "precondition_failed")
         self.assertIsNone(response.header("etag"))
 
-    @unittest.expectedFailure  # fixed by protocol-b: DELETE conditions (If-None-Match: *)
     def test_delete_with_if_none_match_star(self) -> None:
         store = self.store()
         meta = self.client.put(store, "x", b"1")

@@ -160,7 +160,6 @@ class CommandLineTests(unittest.TestCase):
             if old is not None:
                 os.environ["XDG_RUNTIME_DIR"] = old
 
-    @unittest.expectedFailure  # fixed by protocol-b: socket path over 107 bytes exits 64
     def test_a_socket_path_over_107_bytes_exits_64_creating_nothing(self) -> None:
         tmp = temp_dir(self)
         folder = os.path.join(tmp, "sockets")

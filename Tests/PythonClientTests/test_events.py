@@ -267,11 +267,7 @@ class BacklogTests(unittest.TestCase):
     def tearDownClass(cls) -> None:
         cls.daemon.stop()
 
-    # fixed by protocol-a: events replay pacing and limits. PROTOCOL.md today says a subscriber
-    # with 4,096 undelivered events is dropped, but 11,500 unread events of ~330 bytes (3.8 MB,
-    # under 4 MiB) are all kept; protocol-a's rule drops a reader once an event it is owed leaves
-    # the 10,000-event log, which is this case.
-    @unittest.expectedFailure
+    # A reader is dropped once an event it is owed leaves the 10,000-event log.
     def test_a_reader_10000_events_behind_is_disconnected(self) -> None:
         self.assertLess(len(self.slow_frames), self.EVENTS)
         self.assertTrue(self.slow_closed)
@@ -322,14 +318,10 @@ class BigEventBacklogTests(unittest.TestCase):
     def tearDownClass(cls) -> None:
         cls.daemon.stop()
 
-    # fixed by protocol-a: events replay pacing and limits (today such a reader is dropped at
-    # 4 MiB of unsent output)
-    @unittest.expectedFailure
     def test_a_slow_reader_fewer_than_10000_events_behind_gets_every_event(self) -> None:
         ids = [int(f[0] or 0) for f in self.slow_frames]
         self.assertEqual(ids, list(range(self.start_id + 1, self.start_id + 701)))
 
-    @unittest.expectedFailure  # fixed by protocol-a: events replay pacing (big backlog)
     def test_a_replay_of_more_than_4_mib_gets_a_head_and_every_event(self) -> None:
         with open_stream(self.daemon, "?store=big",
                          f"Last-Event-ID: {self.start_id}\r\n") as conn:

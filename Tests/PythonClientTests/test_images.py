@@ -17,72 +17,11 @@ import image_files  # noqa: E402
 
 CATALOGUE = image_files.catalogue()
 
-# What today's blobd gets wrong. Each entry makes its test an expected failure; an unexpected
-# success after the merge says to remove the entry.
-# fixed by images: big libtiff TIFF and HEIF with meta after mdat -> accepted (issue 15).
-KNOWN_ACCEPT_FAILURES: Dict[str, str] = {
-    "tiff_big_lzw": "IFD0 written after the strips, beyond the 320 KiB blobd reads",
-    "heic_big_meta_after_mdat": "meta box after a 450 KB mdat",
-}
-# fixed by images: truncated images -> 415 (issue 15). Image name -> the cuts accepted today.
-KNOWN_TRUNCATION_FAILURES: Dict[str, Tuple[str, ...]] = {
-    "png_rgb": ('half', 'last_byte'),
-    "png_rgba": ('half', 'last_byte'),
-    "png_interlaced": ('half', 'last_byte'),
-    "png_16bit_gray": ('half', 'last_byte'),
-    "png_palette": ('half', 'last_byte'),
-    "png_gray_alpha": ('half', 'last_byte'),
-    "png_1bit": ('half', 'last_byte'),
-    "png_1x1": ('half', 'last_byte'),
-    "png_3x7": ('half', 'last_byte'),
-    "png_1000x1": ('half', 'last_byte'),
-    "png_apng": ('half', 'last_byte'),
-    "jpeg_baseline": ('half', 'last_byte'),
-    "jpeg_progressive": ('half', 'last_byte'),
-    "jpeg_cmyk": ('half', 'last_byte'),
-    "jpeg_gray": ('half', 'last_byte'),
-    "jpeg_exif": ('half', 'last_byte'),
-    "jpeg_1x1": ('half', 'last_byte'),
-    "jpeg_odd_subsampled": ('half', 'last_byte'),
-    "jpeg_444_icc": ('half', 'last_byte'),
-    "jpeg_restart_markers": ('half', 'last_byte'),
-    "gif_static": ('half', 'last_byte'),
-    "gif_animated": ('half', 'last_byte'),
-    "gif_1x1": ('half', 'last_byte'),
-    "gif_interlaced": ('half', 'last_byte'),
-    "webp_lossy": ('half', 'last_byte'),
-    "webp_lossless": ('half', 'last_byte'),
-    "webp_alpha": ('half', 'last_byte'),
-    "webp_alpha_lossless": ('half', 'last_byte'),
-    "webp_animated": ('half', 'last_byte'),
-    "webp_1x1": ('last_byte',),
-    "bmp_1bit": ('half', 'last_byte'),
-    "bmp_4bit": ('half', 'last_byte'),
-    "bmp_8bit": ('half', 'last_byte'),
-    "bmp_24bit": ('half', 'last_byte'),
-    "bmp_32bit": ('half', 'last_byte'),
-    "bmp_top_down": ('half', 'last_byte'),
-    "bmp_4bit_top_down": ('half', 'last_byte'),
-    "tiff_raw_le": ('half', 'last_byte'),
-    "tiff_raw_be": ('half', 'last_byte'),
-    "tiff_lzw": ('last_byte',),
-    "tiff_deflate": ('last_byte',),
-    "tiff_packbits": ('last_byte',),
-    "tiff_bigtiff": ('half', 'last_byte'),
-    "tiff_big_raw": ('half', 'last_byte'),
-    "tiff_multipage": ('half', 'last_byte'),
-    "tiff_jpeg": ('last_byte',),
-    "tiff_cmyk": ('half', 'last_byte'),
-    "heic": ('half', 'last_byte'),
-    "heic_alpha": ('last_byte',),
-    "heic_odd": ('last_byte',),
-    "heic_rotated": ('half', 'last_byte'),
-    "heic_grid_2x2": ('half', 'last_byte'),
-    "heic_grid_3x1": ('half', 'last_byte'),
-    "avif": ('half', 'last_byte'),
-    "avif_alpha": ('last_byte',),
-    "avif_animated": ('half', 'last_byte'),
-}
+# What blobd gets wrong, if anything. Each entry makes its test an expected failure; an unexpected
+# success says to remove the entry.
+KNOWN_ACCEPT_FAILURES: Dict[str, str] = {}
+# Image name -> the cuts blobd accepts.
+KNOWN_TRUNCATION_FAILURES: Dict[str, Tuple[str, ...]] = {}
 
 _files: Dict[str, Optional[bytes]] = {}
 

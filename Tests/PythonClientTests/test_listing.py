@@ -48,7 +48,6 @@ class ListingTests(DaemonTestCase):
         self.assertEqual(set(item) - {"image"}, {"identifier", "size", "contentType", "etag",
                                                   "created", "modified", "metadata"})
 
-    @unittest.expectedFailure  # fixed by protocol-b: query `+` is literal, not a space
     def test_plus_in_a_query_is_a_plus(self) -> None:
         store = self.store()
         self.fill(store)
@@ -253,7 +252,6 @@ class LockedStoreTests(DaemonTestCase):
         with self.assertRaises(bc.StoreLocked):
             self.client.list(store)
 
-    @unittest.expectedFailure  # fixed by protocol-a: GET /v1/stores lists stores without locking
     def test_stores_lists_a_store_held_by_another_process(self) -> None:
         open_store = self.store("open")
         self.client.put(open_store, "x", b"1")

@@ -25,7 +25,7 @@ struct HostileFlowTests {
             ("POST", "/v1/events", readOnly),
             ("PUT", "/v1/stores/flow/blobs", blobs),
             ("POST", "/v1/stores/flow/blobs", blobs),
-            ("PATCH", "/v1/stores/flow/blobs/", blobs),
+            ("PATCH", "/v1/stores/flow/blobs", blobs),
             ("POST", "/v1/stores/flow/blobs/x", blob),
             ("PATCH", "/v1/stores/flow/blobs/x", blob),
             ("OPTIONS", "/v1/stores/flow/blobs/x", blob),
