@@ -65,7 +65,12 @@ extension StoreCore {
                 report.orphaned.append(.init(path: path, identifier: nil, reason: "not a blob file name"))
                 continue
             }
-            guard case .present(let header) = existingBlob(at: path) else {
+            let existing: ExistingBlob
+            do { existing = try existingBlob(at: path) } catch {
+                report.corrupt.append(.init(path: path, identifier: nil, reason: "unreadable: \(error)"))
+                continue
+            }
+            guard case .present(let header) = existing else {
                 report.corrupt.append(.init(path: path, identifier: nil, reason: "header missing or damaged"))
                 continue
             }
