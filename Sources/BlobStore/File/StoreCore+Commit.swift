@@ -336,7 +336,8 @@ extension StoreCore {
         case .none:
             return
         case .ifNoneMatch:
-            if case .absent = existing { return }
+            // A damaged or misplaced file is no version of this blob: a put replaces it.
+            if case .present = existing {} else { return }
             throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: nil, actual: current)
         case .ifMatch(let expected):
             if current == expected { return }

@@ -102,6 +102,10 @@ extension StoreCore {
                 break
             }
             guard header.identifier == identifier else {
+                // A hash collision: the file is another blob's, under the name both long identifiers
+                // map to, so ours is absent. Any other identifier does not belong under this name: a
+                // misplaced or copied file, which is damage, not absence (DELETE or PUT replace it).
+                guard StoreCore.fileName(of: path, fits: header.identifier) else { throw StoreCore.misplaced(path: path, holding: header.identifier, for: identifier) }
                 try? fd.close()
                 return nil
             }
@@ -112,6 +116,20 @@ extension StoreCore {
             try? fd.close()
             throw error
         }
+    }
+
+    /// Whether the last component of `path` is the file name of `identifier` (where its blob belongs).
+    static func fileName(of path: String, fits identifier: String) -> Bool {
+        let utf8 = path.utf8
+        let start = utf8.lastIndex(of: UInt8(ascii: "/")).map { utf8.index(after: $0) } ?? utf8.startIndex
+        return utf8[start...].elementsEqual(FileNameCoding.name(for: identifier).utf8)
+    }
+
+    /// The error for a file at `identifier`'s path whose header names `other`, whose file name is a different one.
+    static func misplaced(path: String, holding other: String, for identifier: String) -> BlobStoreError {
+        .corrupt(
+            path: path,
+            reason: "the file under the name of blob '\(BlobStoreError.abbreviated(identifier))' holds blob '\(BlobStoreError.abbreviated(other))', which belongs under another name (a misplaced or copied file; DELETE removes it, PUT replaces it)")
     }
 
     /// Opens a blob file to read it without updating its access time: the first read of every new
@@ -244,7 +262,17 @@ extension StoreCore {
     /// `ENOTCONN` from a dead mount, `ENOTDIR` where a bucket folder should be) throws
     /// ``BlobStoreError/io(operation:path:errno:)``: the file may well still be there, and a remove
     /// or a conditional put must not act as if it were not.
-    func existingBlob(at path: String) throws -> ExistingBlob {
+    ///
+    /// A file whose header names an identifier that does not belong under its file name (a misplaced
+    /// or copied file) is `damaged`, so a put replaces it and a remove removes it, unless
+    /// `anyName` (``verify()``, which reports it as misplaced).
+    func existingBlob(at path: String, anyName: Bool = false) throws -> ExistingBlob {
+        let found = try decodedBlob(at: path)
+        if !anyName, case .present(let header) = found, !StoreCore.fileName(of: path, fits: header.identifier) { return .damaged }
+        return found
+    }
+
+    private func decodedBlob(at path: String) throws -> ExistingBlob {
         let fd: FileDescriptor
         do { fd = try StoreCore.openForReading(path) } catch .noSuchFileOrDirectory { return .absent } catch {
             throw BlobStoreError.io(operation: "open", path: path, errno: error)

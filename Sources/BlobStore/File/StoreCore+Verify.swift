@@ -66,7 +66,7 @@ extension StoreCore {
                 continue
             }
             let existing: ExistingBlob
-            do { existing = try existingBlob(at: path) } catch {
+            do { existing = try existingBlob(at: path, anyName: true) } catch {
                 report.corrupt.append(.init(path: path, identifier: nil, reason: "unreadable: \(error)"))
                 continue
             }
