@@ -41,6 +41,12 @@ struct ContentCheck: Sendable {
         self.init(store: blob.store, identifier: blob.header.identifier, path: blob.path, header: blob.header)
     }
 
+    /// Forgets what was hashed, to check again from the first byte.
+    mutating func restart() {
+        hasher = XXH64()
+        checked = 0
+    }
+
     /// Hashes the next content bytes (they must follow the ones fed before).
     mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         hasher.update(bytes)
@@ -99,10 +105,8 @@ struct ContentCheck: Sendable {
     /// read just their range.
     mutating func read(_ range: Range<Int64>, leading: Data, fileEnd: Int64?, descriptor: FileDescriptor) throws -> Data {
         let leadingCount = Int64(leading.count)
-        if passed || checked > 0 {
-            precondition(passed, "a content check read after a partial check")
-            return try readPlain(range, leading: leading, descriptor: descriptor)
-        }
+        if passed { return try readPlain(range, leading: leading, descriptor: descriptor) }
+        if checked > 0 { restart() }  // an earlier read failed part way: check again from the start
         if let fileEnd, fileEnd != headerLength + size {
             if fileEnd > headerLength + size { throw longer() }
             throw endsEarly(at: fileEnd - headerLength)

@@ -18,7 +18,9 @@ struct OpenedBlob {
     /// Content bytes that came with the header read (possibly the whole blob).
     let leadingContent: Data
     /// The file's length when the first read reached its end (it returned less than it asked for,
-    /// which a regular file does only at its end); `nil` when the file goes on.
+    /// which a regular file does only at its end) after all the content; `nil` when the file goes on,
+    /// or when the read stopped inside the content: a short read is then confirmed by reading on
+    /// (`readFully`) before the file is called short, in case a filesystem returned less than it had.
     let fileEnd: Int64?
 
     /// The blob whose `header` was decoded from `firstBytes`, the start of its file as read at
@@ -32,7 +34,7 @@ struct OpenedBlob {
         headerLength = header.encodedLength
         let available = Int(min(Int64(firstBytes.count - headerLength), header.size))
         leadingContent = Data(bytes: firstBytes.baseAddress! + headerLength, count: max(0, available))
-        fileEnd = reachedEnd ? Int64(firstBytes.count) : nil
+        fileEnd = reachedEnd && Int64(firstBytes.count) >= Int64(headerLength) + header.size ? Int64(firstBytes.count) : nil
     }
 
     /// A check of this version's content against its header, nothing read yet.

@@ -77,6 +77,7 @@ import Glibc
             // The blocking handle (blobd's reads) refuses every read, a part or the whole.
             let handle = try store.openForReading("blob")
             #expect(throws: BlobStoreError.self, what) { _ = try handle.read(0..<Int64(size)) }
+            #expect(throws: BlobStoreError.self, what) { _ = try handle.read(Int64(size / 2)..<Int64(size)) }  // and again
             handle.close()
             let part = try store.openForReading("blob")
             do {
