@@ -46,7 +46,7 @@ extension Router {
             response.announcedLength = count
         } else if count <= Router.inlineBodyLimit {
             // Read (and checked against the header: a damaged blob is `500 corrupt` before anything
-            // is sent) into memory. Content that came with the header is sent from those bytes.
+            // is sent) into memory. A whole blob that came with the header is sent from those bytes.
             defer { handle.close() }
             response.content = try handle.read(range)
         } else {

@@ -107,10 +107,8 @@ struct ContentCheck: Sendable {
         let leadingCount = Int64(leading.count)
         if passed { return try readPlain(range, leading: leading, descriptor: descriptor) }
         if checked > 0 { restart() }  // an earlier read failed part way: check again from the start
-        if let fileEnd, fileEnd != headerLength + size {
-            if fileEnd > headerLength + size { throw longer() }
-            throw endsEarly(at: fileEnd - headerLength)
-        }
+        // (A known end is never inside the content: a short file is found by reading on.)
+        if let fileEnd, fileEnd > headerLength + size { throw longer() }
         feed(leading)
         if leadingCount == size {
             if let fileEnd { try finish(fileEnd: fileEnd) } else { try finish(descriptor: descriptor) }

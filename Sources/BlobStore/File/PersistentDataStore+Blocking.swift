@@ -99,9 +99,8 @@ public final class BlobReadHandle: @unchecked Sendable {
     package func checkContent(throughFileOffset end: Int64, isLast: Bool) throws {
         if check.passed { return }
         if check.checked == 0 {
-            if let fileEnd, fileEnd != contentOffset + metadata.size {
-                throw fileEnd < contentOffset + metadata.size ? check.endsEarly(at: fileEnd - contentOffset) : check.longer()
-            }
+            // (A known end is never inside the content: a short file is found by reading on.)
+            if let fileEnd, fileEnd > contentOffset + metadata.size { throw check.longer() }
             check.feed(leadingContent)
         }
         try check.advance(to: isLast ? metadata.size : end - contentOffset, descriptor: fileDescriptor)
