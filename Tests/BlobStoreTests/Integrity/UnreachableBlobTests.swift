@@ -25,9 +25,10 @@ import Glibc
         #expect("\(error)".contains(path), comment)
     }
 
-    @Test(arguments: [true, false]) func unreachableBlobIsAnErrorNotAbsent(inline: Bool) async throws {
+    @Test(arguments: [true, false], [Durability.relaxed, .durable])
+    func unreachableBlobIsAnErrorNotAbsent(inline: Bool, durability: Durability) async throws {
         let store = try PersistentDataStore(
-            name: "u", root: root.url, configuration: StoreConfiguration(durability: .relaxed, inlineCachedReads: inline))
+            name: "u", root: root.url, configuration: StoreConfiguration(durability: durability, inlineCachedReads: inline))
         try await store.put(Data("kept".utf8), identifier: "blob")
         let folder = store.core.queue.sync { store.core.locate("blob").folder }
         let moved = folder + ".moved"
@@ -42,13 +43,14 @@ import Glibc
             ("exists", { _ = try await store.exists("blob") }),
             ("remove", { _ = try await store.remove("blob", condition: .none) }),
             ("conditional remove", { _ = try await store.remove("blob", condition: .ifMatch(ETag(checksum: 1))) }),
+            ("put", { _ = try await store.put(Data("new".utf8), identifier: "blob") }),
             ("put if absent", { _ = try await store.put(Data("new".utf8), identifier: "blob", options: PutOptions(condition: .ifNoneMatch)) }),
             ("blocking open", { _ = try store.openForReading("blob") }),
         ] as [(String, () async throws -> Void)] {
             do {
                 try await operation()
                 Issue.record("\(name) succeeded on an unreachable blob")
-            } catch { expectLoopError(error, under: folder, "\(name), inline \(inline)") }
+            } catch { expectLoopError(error, under: folder, "\(name), inline \(inline), \(durability)") }
         }
         let removed: Bool? = await withCheckedContinuation { continuation in
             store.remove("blob", condition: .none) { result in continuation.resume(returning: try? result.get()) }
