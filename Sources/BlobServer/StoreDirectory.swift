@@ -27,7 +27,11 @@ final class StoreDirectory: Sendable {
         if let existing = open.withLock({ $0[name] }) { return existing }
         try StoreName.validate(name)
         if !create {
-            guard let status = try? FileSystem.statusIfExists(root.path + "/" + name), status.kind == .directory else { return nil }
+            // Only ENOENT means no store: a folder that cannot be reached (ELOOP, EACCES, ENOTCONN) is an error.
+            let path = root.path + "/" + name
+            let status: FileStatus?
+            do { status = try FileSystem.statusIfExists(path) } catch { throw BlobStoreError.io(operation: "stat", path: path, errno: error) }
+            guard let status, status.kind == .directory else { return nil }
         }
         return try open.withLock { open in
             if let existing = open[name] { return existing }

@@ -110,6 +110,13 @@ import Glibc
                 #expect(response.text.contains("ELOOP") && response.text.contains(folder + "/kept"), "\(method): \(response.text)")
             }
         }
+        // A store folder that cannot be reached is not a missing store either.
+        #expect(symlink("loop", daemon.root + "/loop") == 0)
+        for method in ["GET", "DELETE"] {
+            let response = try client.request(method, "/v1/stores/loop/blobs/kept")
+            #expect(response.status == 500 && response.errorCode == "io_error", "\(method): \(response.text)")
+            #expect(response.text.contains("ELOOP") && response.text.contains(daemon.root + "/loop"), "\(method): \(response.text)")
+        }
         #expect(unlink(folder) == 0)
         #expect(rename(folder + ".moved", folder) == 0)
         #expect(try client.request("GET", "/v1/stores/s/blobs/kept").text == "kept")
