@@ -296,6 +296,9 @@ final class EventLoop: @unchecked Sendable {
             }
             do {
                 let chunk = Int(min(file.count, Int64(EventLoop.sendFileChunk)))
+                // Hashed before it leaves; the part that ends the body only once the whole blob has
+                // passed, so a damaged blob's body ends short and the connection closes.
+                try file.handle.checkContent(throughFileOffset: file.offset + Int64(chunk), isLast: Int64(chunk) == file.count)
                 guard let sent = try c.socket.sendFile(from: file.handle.fileDescriptor, offset: &file.offset, count: chunk) else {
                     c.file = file
                     return false
@@ -304,7 +307,7 @@ final class EventLoop: @unchecked Sendable {
                 file.count -= Int64(sent)
                 c.file = file
             } catch {
-                log(.error, "sendfile failed: \(error)")
+                log(.error, "file body ended short: \(error)")
                 close(c)
                 return false
             }

@@ -48,13 +48,10 @@ extension Router {
             handle.close()
             response.announcedLength = count
         } else if count <= Router.inlineBodyLimit {
+            // Read (and checked against the header: a damaged blob is `500 corrupt` before anything
+            // is sent) into memory. A whole blob that came with the header is sent from those bytes.
             defer { handle.close() }
-            if range.upperBound <= Int64(handle.leadingContent.count) {
-                // The content came with the header: sent from the same bytes, copied only into the output.
-                response.content = handle.leadingContent[Int(range.lowerBound)..<Int(range.upperBound)]
-            } else {
-                response.content = try handle.read(range)
-            }
+            response.content = try handle.read(range)
         } else {
             response.file = .init(handle: handle, offset: handle.contentOffset + range.lowerBound, count: count)
         }

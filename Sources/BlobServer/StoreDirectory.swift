@@ -41,8 +41,15 @@ final class StoreDirectory: Sendable {
 
     private func folder(_ name: String) -> String { root.path + "/" + name }
 
-    private func folderExists(_ name: String) -> Bool {
-        (try? FileSystem.statusIfExists(folder(name)))??.kind == .directory
+    /// Whether the store's folder exists. Only ENOENT means no store: a folder that cannot be
+    /// reached (ELOOP, EACCES, ENOTCONN) is an error, never a 404.
+    private func folderExists(_ name: String) throws -> Bool {
+        let path = folder(name)
+        do {
+            return try FileSystem.statusIfExists(path)?.kind == .directory
+        } catch {
+            throw BlobStoreError.io(operation: "stat", path: path, errno: error)
+        }
     }
 
     /// The existing store `name`, or `nil` when it has never been written (reads never create
@@ -52,13 +59,13 @@ final class StoreDirectory: Sendable {
         // store up here, and validating first cost a fiftieth of a GET's instructions.
         if let known = state.withLock({ $0.confirmedStore(name) }) { return known }
         try StoreName.validate(name)
-        guard folderExists(name) else { return nil }
+        guard try folderExists(name) else { return nil }
         return try state.withLock { state -> PersistentDataStore? in
             if state.unconfirmed[name] != nil { return nil }
             if let existing = state.open[name] { return existing }
             // Checked again under the lock: a failed first put may have removed the folder since,
             // and opening would create it.
-            guard folderExists(name) else { return nil }
+            guard try folderExists(name) else { return nil }
             return try open(name, in: &state)
         }
     }
@@ -75,7 +82,7 @@ final class StoreDirectory: Sendable {
                 state.unconfirmed[name] = holders + 1
                 return (existing, NewStoreClaim(name: name, directory: self))
             }
-            let existed = folderExists(name)
+            let existed = try folderExists(name)
             let store = try open(name, in: &state)
             if existed { return (store, nil) }
             state.unconfirmed[name] = 1

@@ -60,6 +60,10 @@ extension PersistentDataStore {
 
 /// One blob version opened for reading: its metadata, its file and where the content starts in it,
 /// so a server can `pread` or `sendfile` the content directly.
+///
+/// Content leaves it checked against the header (see ``read(_:)`` and
+/// ``checkContent(throughFileOffset:isLast:)``): a blob file whose length or checksum is wrong is
+/// never given out whole.
 public final class BlobReadHandle: @unchecked Sendable {
     /// The version's metadata.
     public let metadata: BlobMetadata
@@ -69,6 +73,9 @@ public final class BlobReadHandle: @unchecked Sendable {
     public let contentOffset: Int64
     /// The first content bytes, read together with the header (for a small blob, all of it).
     public let leadingContent: Data
+    private let fileEnd: Int64?
+    /// Owned by whoever uses the handle (one thread at a time, like the descriptor's offset-free reads).
+    private var check: ContentCheck
     private let closed = Atomic<Bool>(false)
 
     init(_ blob: OpenedBlob) {
@@ -76,17 +83,33 @@ public final class BlobReadHandle: @unchecked Sendable {
         fileDescriptor = blob.descriptor
         contentOffset = Int64(blob.headerLength)
         leadingContent = blob.leadingContent
+        fileEnd = blob.fileEnd
+        check = blob.contentCheck()
     }
 
-    /// Reads content bytes `range` (clamped to the blob) into memory (blocking).
+    /// Reads content bytes `range` (clamped to the blob) into memory (blocking). The first read
+    /// reads and hashes the whole content (outside `range` too) and throws
+    /// ``BlobStoreError/corrupt(path:reason:)`` if the file is shorter or longer than its header
+    /// says or the content does not match its ETag; later reads read just their range.
     public func read(_ range: Range<Int64>) throws -> Data {
         let upper = min(range.upperBound, metadata.size)
         let lower = min(range.lowerBound, upper)
-        if upper <= Int64(leadingContent.count) { return leadingContent.subdata(in: Int(lower)..<Int(upper)) }
-        var data = Data(count: Int(upper - lower))
-        let count = try data.withUnsafeMutableBytes { try fileDescriptor.readFully(fromAbsoluteOffset: contentOffset + lower, into: $0) }
-        data.count = count
-        return data
+        return try check.read(lower..<upper, leading: leadingContent, fileEnd: fileEnd, descriptor: fileDescriptor)
+    }
+
+    /// Before content up to file offset `end` is sent from ``fileDescriptor`` (with `sendfile`):
+    /// reads and hashes the content up to there, and when `isLast` (the part that ends the
+    /// response) the whole content to its end, so the last part goes out only once the blob has
+    /// passed its check. Throws ``BlobStoreError/corrupt(path:reason:)`` (or `io`) otherwise: the
+    /// sender must then end the response short. Blocking.
+    package func checkContent(throughFileOffset end: Int64, isLast: Bool) throws {
+        if check.passed { return }
+        if check.checked == 0 {
+            // (A known end is never inside the content: a short file is found by reading on.)
+            if let fileEnd, fileEnd > contentOffset + metadata.size { throw check.longer() }
+            check.feed(leadingContent)
+        }
+        try check.advance(to: isLast ? metadata.size : end - contentOffset, descriptor: fileDescriptor)
     }
 
     /// Closes the file; later calls do nothing.

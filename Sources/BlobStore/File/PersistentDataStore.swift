@@ -201,16 +201,20 @@ public final class PersistentDataStore: BlobStoring, Sendable {
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
                     defer { buffer.deallocate() }
                     var offset: Int64 = 0
+                    // Checked as it is copied; the file is renamed into place only if it passed.
+                    var check = blob.contentCheck()
                     while offset < blob.header.size {
                         let want = Int(min(Int64(buffer.count), blob.header.size - offset))
                         let count = try io("read", blob.path) {
                             try blob.descriptor.read(
                                 fromAbsoluteOffset: Int64(blob.headerLength) + offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]))
                         }
-                        guard count > 0 else { throw BlobStoreError.corrupt(path: blob.path, reason: "content shorter than its header says") }
+                        guard count > 0 else { throw check.endsEarly(at: offset) }
+                        check.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                         try io("write", temp) { try out.writeAll(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
                         offset += Int64(count)
                     }
+                    try check.finish(descriptor: blob.descriptor)
                 }
                 try io("rename", target) { try FileSystem.rename(temp, to: target) }
             } catch {

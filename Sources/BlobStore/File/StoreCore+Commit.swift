@@ -299,7 +299,8 @@ extension StoreCore {
                     return nil
                 case .put(let put):
                     guard !everything, touched.insert(put.identifier).inserted, !claimsNameFirst(put) else { return nil }
-                    return storedVersion(at: locate(put.identifier).path)
+                    // A lookup that fails is left to the barrier, which looks again and reports the error.
+                    return try? storedVersion(at: locate(put.identifier).path)
                 }
             }
         }
@@ -326,7 +327,8 @@ extension StoreCore {
         case .none:
             return
         case .ifNoneMatch:
-            if case .absent = existing { return }
+            // A damaged or misplaced file is no version of this blob: a put replaces it.
+            if case .present = existing {} else { return }
             throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: nil, actual: current)
         case .ifMatch(let expected):
             if current == expected { return }
@@ -352,7 +354,7 @@ extension StoreCore {
             }
         case .remove(let identifier, let condition, _):
             let (folder, path, _) = locate(identifier)
-            let existing = storedVersion(at: path)
+            let existing = try storedVersion(at: path)
             if case .present(let header) = existing, header.identifier != identifier {
                 // A different identifier owns this hashed name: ours is absent.
                 try check(condition, against: .absent, identifier: identifier)
@@ -387,9 +389,9 @@ extension StoreCore {
     }
 
     /// What is stored at `path`, for a commit (counted in ``commitLookups``).
-    private func storedVersion(at path: String) -> ExistingBlob {
+    private func storedVersion(at path: String) throws -> ExistingBlob {
         commitLookups.wrappingAdd(1, ordering: .relaxed)
-        return existingBlob(at: path)
+        return try existingBlob(at: path)
     }
 
     /// Whether `put` first tries to claim its name with a link or rename that fails if the name exists, instead
@@ -429,7 +431,7 @@ extension StoreCore {
                 return put.header.metadata
             }
         }
-        let found = replaced ?? storedVersion(at: path)
+        let found = try replaced ?? storedVersion(at: path)
         var existing = found
         if case .present(let header) = existing, header.identifier != put.identifier {
             throw BlobStoreError.corrupt(

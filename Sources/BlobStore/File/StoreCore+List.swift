@@ -32,7 +32,7 @@ extension StoreCore {
                     if entry.identifier.lexicographicallyPrecedes(from) { continue }
                     if let after, !after.lexicographicallyPrecedes(entry.identifier) { continue }
                     if !entry.identifier.starts(with: prefix) { return (found, nil, true) }
-                    guard case .present(let header) = self.existingBlob(at: folder + "/" + entry.fileName) else { continue }
+                    guard case .present(let header) = try self.existingBlob(at: folder + "/" + entry.fileName) else { continue }
                     if let type = query.contentTypePrefix, !header.contentType.hasPrefix(type) { continue }
                     found.append(header.metadata)
                     if found.count > query.limit { break }
@@ -72,7 +72,7 @@ extension StoreCore {
                 let folder = self.bucketPath(buckets[index].number)
                 var found: [BlobMetadata] = []
                 for entry in try self.entries(ofBucketFolder: folder) where entry.identifier.starts(with: prefix) {
-                    guard case .present(let header) = self.existingBlob(at: folder + "/" + entry.fileName) else { continue }
+                    guard case .present(let header) = try self.existingBlob(at: folder + "/" + entry.fileName) else { continue }
                     let metadata = header.metadata
                     guard IdentifierOrder.matches(metadata, prefix: prefix, contentTypePrefix: query.contentTypePrefix),
                         IdentifierOrder.isAfter(metadata, cursor: cursor)
@@ -101,7 +101,7 @@ extension StoreCore {
             for bucket in self.confined.map.buckets {
                 let folder = self.bucketPath(bucket.number)
                 for entry in try self.entries(ofBucketFolder: folder) {
-                    if case .present(let header) = self.existingBlob(at: folder + "/" + entry.fileName) {
+                    if case .present(let header) = try self.existingBlob(at: folder + "/" + entry.fileName) {
                         totals.count += 1
                         totals.bytes += header.size
                     }

@@ -13,19 +13,32 @@ struct OpenedBlob {
     let header: BlobHeader
     let headerLength: Int
     let path: String
+    /// The store it belongs to (named in errors).
+    let store: String
     /// Content bytes that came with the header read (possibly the whole blob).
     let leadingContent: Data
+    /// The file's length when the first read reached its end (it returned less than it asked for,
+    /// which a regular file does only at its end) after all the content; `nil` when the file goes on,
+    /// or when the read stopped inside the content: a short read is then confirmed by reading on
+    /// (`readFully`) before the file is called short, in case a filesystem returned less than it had.
+    let fileEnd: Int64?
 
     /// The blob whose `header` was decoded from `firstBytes`, the start of its file as read at
     /// `path`; keeps the content bytes that came with the header (possibly the whole blob).
-    init(descriptor: FileDescriptor, header: BlobHeader, path: String, firstBytes: UnsafeRawBufferPointer) {
+    /// `reachedEnd`: the read that gave `firstBytes` stopped at the end of the file.
+    init(descriptor: FileDescriptor, header: BlobHeader, path: String, store: String, firstBytes: UnsafeRawBufferPointer, reachedEnd: Bool) {
         self.descriptor = descriptor
         self.header = header
         self.path = path
+        self.store = store
         headerLength = header.encodedLength
         let available = Int(min(Int64(firstBytes.count - headerLength), header.size))
         leadingContent = Data(bytes: firstBytes.baseAddress! + headerLength, count: max(0, available))
+        fileEnd = reachedEnd && Int64(firstBytes.count) >= Int64(headerLength) + header.size ? Int64(firstBytes.count) : nil
     }
+
+    /// A check of this version's content against its header, nothing read yet.
+    func contentCheck() -> ContentCheck { ContentCheck(self) }
 }
 
 /// What a commit found at a blob's path.
@@ -91,14 +104,34 @@ extension StoreCore {
                 break
             }
             guard header.identifier == identifier else {
+                // A hash collision: the file is another blob's, under the name both long identifiers
+                // map to, so ours is absent. Any other identifier does not belong under this name: a
+                // misplaced or copied file, which is damage, not absence (DELETE or PUT replace it).
+                guard StoreCore.fileName(of: path, fits: header.identifier) else { throw StoreCore.misplaced(path: path, holding: header.identifier, for: identifier) }
                 try? fd.close()
                 return nil
             }
-            return OpenedBlob(descriptor: fd, header: header, path: path, firstBytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            return OpenedBlob(
+                descriptor: fd, header: header, path: path, store: name, firstBytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]),
+                reachedEnd: count < buffer.count)
         } catch {
             try? fd.close()
             throw error
         }
+    }
+
+    /// Whether the last component of `path` is the file name of `identifier` (where its blob belongs).
+    static func fileName(of path: String, fits identifier: String) -> Bool {
+        let utf8 = path.utf8
+        let start = utf8.lastIndex(of: UInt8(ascii: "/")).map { utf8.index(after: $0) } ?? utf8.startIndex
+        return utf8[start...].elementsEqual(FileNameCoding.name(for: identifier).utf8)
+    }
+
+    /// The error for a file at `identifier`'s path whose header names `other`, whose file name is a different one.
+    static func misplaced(path: String, holding other: String, for identifier: String) -> BlobStoreError {
+        .corrupt(
+            path: path,
+            reason: "the file under the name of blob '\(BlobStoreError.abbreviated(identifier))' holds blob '\(BlobStoreError.abbreviated(other))', which belongs under another name (a misplaced or copied file; DELETE removes it, PUT replaces it)")
     }
 
     /// Opens a blob file to read it without updating its access time: the first read of every new
@@ -158,32 +191,56 @@ extension StoreCore {
             try? fd.close()
             return nil
         }
-        return OpenedBlob(descriptor: fd, header: header, path: path, firstBytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        return OpenedBlob(
+            descriptor: fd, header: header, path: path, store: name, firstBytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]),
+            reachedEnd: count < buffer.count)
     }
 
     /// The whole content of `identifier` (up to ``largestInlineRead``) when it can be read without
-    /// waiting (see ``openIfCached(_:readLength:)``); `nil` means: read it on `queue`.
+    /// waiting (see ``openIfCached(_:readLength:)``) and passes its check (``ContentCheck``); `nil`
+    /// means: read it on `queue`, which gives the authoritative answer or error.
     func contentIfCached(_ identifier: String) -> Data? {
         guard let blob = openIfCached(identifier, readLength: StoreCore.initialReadLength) else { return nil }
         defer { try? blob.descriptor.close() }
+        var check = blob.contentCheck()
         let size = blob.header.size
-        if Int64(blob.leadingContent.count) == size { return blob.leadingContent }
-        guard size <= StoreCore.largestInlineRead else { return nil }
-        let whole = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size), alignment: 16)
+        let end = Int64(blob.headerLength) + size
+        if Int64(blob.leadingContent.count) == size {
+            check.feed(blob.leadingContent)
+            // Where the first read did not reach the file's end, one byte past the content must not exist.
+            var fileEnd = blob.fileEnd
+            if fileEnd == nil {
+                var probe: UInt8 = 0
+                guard let beyond = try? withUnsafeMutableBytes(of: &probe, { try blob.descriptor.readIfCached(fromAbsoluteOffset: end, into: $0) })
+                else { return nil }
+                fileEnd = end + Int64(beyond)
+            }
+            guard (try? check.finish(fileEnd: fileEnd!)) != nil else { return nil }
+            return blob.leadingContent
+        }
+        guard size <= StoreCore.largestInlineRead, blob.fileEnd == nil else { return nil }
+        // One byte more than the content: a file longer than its header says fills it.
+        let whole = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size) + 1, alignment: 16)
         let leading = blob.leadingContent.count
         blob.leadingContent.withUnsafeBytes { whole.copyMemory(from: $0) }
         var filled = leading
         while filled < whole.count {
             let offset = Int64(blob.headerLength + filled)
-            guard let count = try? blob.descriptor.readIfCached(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: whole[filled...])),
-                count > 0
+            guard let count = try? blob.descriptor.readIfCached(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: whole[filled...]))
             else {
                 whole.deallocate()
                 return nil
             }
             filled += count
+            // A regular file returns less than asked only at its end.
+            if count < whole.count - (filled - count) { break }
         }
-        return Data(bytesNoCopy: whole.baseAddress!, count: whole.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+        check.feed(UnsafeRawBufferPointer(rebasing: whole[..<min(filled, Int(size))]))
+        guard filled == Int(size), (try? check.finish(fileEnd: end)) != nil else {
+            whole.deallocate()
+            return nil
+        }
+        return Data(bytesNoCopy: whole.baseAddress!, count: Int(size), deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// Stops cache-only reads for good when the failure says they can never work here: no `openat2`
@@ -202,12 +259,29 @@ extension StoreCore {
     /// One `pread` into a stack buffer: a regular file returns everything up to its end, so a header
     /// (and a small blob) arrives whole; `readFully` spent a second call to learn it was at the end,
     /// and a zeroed array per call cost an allocation. Listing a page reads a thousand headers.
-    func existingBlob(at path: String) -> ExistingBlob {
+    ///
+    /// Only `ENOENT` means absent. Any other failure to open or read (`ELOOP`, `EACCES`, `EIO`,
+    /// `ENOTCONN` from a dead mount, `ENOTDIR` where a bucket folder should be) throws
+    /// ``BlobStoreError/io(operation:path:errno:)``: the file may well still be there, and a remove
+    /// or a conditional put must not act as if it were not.
+    ///
+    /// A file whose header names an identifier that does not belong under its file name (a misplaced
+    /// or copied file) is `damaged`, so a put replaces it and a remove removes it, unless
+    /// `anyName` (``verify()``, which reports it as misplaced).
+    func existingBlob(at path: String, anyName: Bool = false) throws -> ExistingBlob {
+        let found = try decodedBlob(at: path)
+        if !anyName, case .present(let header) = found, !StoreCore.fileName(of: path, fits: header.identifier) { return .damaged }
+        return found
+    }
+
+    private func decodedBlob(at path: String) throws -> ExistingBlob {
         let fd: FileDescriptor
-        do { fd = try StoreCore.openForReading(path) } catch { return .absent }
-        return fd.closeAfter {
-            let firstTry = withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer -> ExistingBlob? in
-                guard let count = try? fd.read(fromAbsoluteOffset: 0, into: buffer) else { return .damaged }
+        do { fd = try StoreCore.openForReading(path) } catch .noSuchFileOrDirectory { return .absent } catch {
+            throw BlobStoreError.io(operation: "open", path: path, errno: error)
+        }
+        return try fd.closeAfter { () throws -> ExistingBlob in
+            let firstTry = try withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { buffer throws -> ExistingBlob? in
+                let count = try io("read", path) { try fd.read(fromAbsoluteOffset: 0, into: buffer) }
                 switch Result(catching: { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }) {
                 case .success(let header): return .present(header)
                 case .failure(.truncated): return nil  // a longer header, or a short read: read it whole below
@@ -216,9 +290,7 @@ extension StoreCore {
             }
             if let firstTry { return firstTry }
             var buffer = [UInt8](repeating: 0, count: 4096)
-            guard var count = try? buffer.withUnsafeMutableBytes({ try fd.readFully(fromAbsoluteOffset: 0, into: $0) }) else {
-                return .damaged
-            }
+            var count = try io("read", path) { try buffer.withUnsafeMutableBytes { try fd.readFully(fromAbsoluteOffset: 0, into: $0) } }
             while true {
                 let result = buffer.withUnsafeBytes { raw in
                     Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: raw[..<count])) }
@@ -228,9 +300,11 @@ extension StoreCore {
                     return .present(header)
                 case .failure(.truncated(let needed)) where needed > count && count == buffer.count:
                     buffer += [UInt8](repeating: 0, count: needed - count)
-                    guard let more = try? buffer.withUnsafeMutableBytes({
-                        try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: $0[count...]))
-                    }) else { return .damaged }
+                    let more = try io("read", path) {
+                        try buffer.withUnsafeMutableBytes {
+                            try fd.readFully(fromAbsoluteOffset: Int64(count), into: UnsafeMutableRawBufferPointer(rebasing: $0[count...]))
+                        }
+                    }
                     count += more
                 case .failure:
                     return .damaged
@@ -260,21 +334,12 @@ extension StoreCore {
         return blob
     }
 
-    /// Reads the content bytes `range` (already clamped) of an opened blob.
+    /// Reads the content bytes `range` (already clamped) of an opened blob, checked: the whole
+    /// content is read and hashed (for a part too), and a blob that fails ``ContentCheck`` throws
+    /// `corrupt` instead of answering.
     func content(of blob: OpenedBlob, range: Range<Int64>) throws -> Data {
-        let leading = Int64(blob.leadingContent.count)
-        if range.lowerBound == 0, range.upperBound == leading { return blob.leadingContent }
-        if range.upperBound <= leading {
-            return blob.leadingContent.subdata(in: Int(range.lowerBound)..<Int(range.upperBound))
-        }
-        var data = Data(count: Int(range.count))
-        let read = try io("read", blob.path) {
-            try data.withUnsafeMutableBytes { raw in
-                try blob.descriptor.readFully(fromAbsoluteOffset: Int64(blob.headerLength) + range.lowerBound, into: raw)
-            }
-        }
-        guard read == data.count else { throw BlobStoreError.corrupt(path: blob.path, reason: "content shorter than its header says") }
-        return data
+        var check = blob.contentCheck()
+        return try check.read(range, leading: blob.leadingContent, fileEnd: blob.fileEnd, descriptor: blob.descriptor)
     }
 
     // MARK: - Bucket listing
@@ -316,7 +381,7 @@ extension StoreCore {
             case .identifier(let id):
                 result.append(BucketEntry(identifier: Array(id.utf8), fileName: entry.name))
             case .hashed:
-                if case .present(let header) = existingBlob(at: folder + "/" + entry.name),
+                if case .present(let header) = try existingBlob(at: folder + "/" + entry.name),
                     FileNameCoding.name(for: header.identifier) == entry.name
                 {
                     result.append(BucketEntry(identifier: Array(header.identifier.utf8), fileName: entry.name))

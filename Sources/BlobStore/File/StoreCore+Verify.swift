@@ -28,14 +28,7 @@ extension StoreCore {
     /// Reads every blob and checks it; one bucket per read item so commits are not held up for long.
     func verify() async throws -> VerificationReport {
         var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [])
-        let bucketFolders = try await read { () throws -> [String] in
-            let known = Set(self.confined.map.buckets.map { String($0.number) })
-            let all = try io("list folder", self.bucketsPath) { try DirectoryStream.entries(of: self.bucketsPath) }
-            return all.filter { !known.contains($0.name) }.map { self.bucketsPath + "/" + $0.name }
-        }
-        for path in bucketFolders {
-            report.orphaned.append(.init(path: path, identifier: nil, reason: "folder is not a bucket in the manifest"))
-        }
+        report.orphaned = try await read { () throws -> [VerificationReport.Finding] in try self.strayEntries() }
         var index = 0
         while true {
             let position = index
@@ -53,6 +46,49 @@ extension StoreCore {
         return report
     }
 
+    /// The entries of the store folder and of `b/` that are not part of the layout (STORAGE.md):
+    /// anything in the store folder but `.lock`, `manifest`, `b`, `tmp` and `trash`, and anything in
+    /// `b/` but the folders of the manifest's buckets. Call on `queue`.
+    private func strayEntries() throws -> [VerificationReport.Finding] {
+        var found: [VerificationReport.Finding] = []
+        let layout: [String: DirectoryEntry.Kind] = [".lock": .regular, "manifest": .regular, "b": .directory, "tmp": .directory, "trash": .directory]
+        let top = try io("list folder", storePath) { try DirectoryStream.entries(of: storePath) }
+        for var entry in top.sorted(by: { $0.name < $1.name }) {
+            entry.kind = StoreCore.kind(of: storePath + "/" + entry.name, listed: entry.kind)
+            guard layout[entry.name] != entry.kind else { continue }
+            let what = layout[entry.name] == nil ? "is not part of the store's layout" : "has the name of a store file but not its type"
+            found.append(.init(path: storePath + "/" + entry.name, identifier: nil, reason: "\(StoreCore.kindName(entry.kind)) \(what)"))
+        }
+        let known = Set(confined.map.buckets.map { String($0.number) })
+        let buckets = try io("list folder", bucketsPath) { try DirectoryStream.entries(of: bucketsPath) }
+        for var entry in buckets.sorted(by: { $0.name < $1.name }) {
+            entry.kind = StoreCore.kind(of: bucketsPath + "/" + entry.name, listed: entry.kind)
+            guard entry.kind != .directory || !known.contains(entry.name) else { continue }
+            let reason = entry.kind == .directory ? "folder is not a bucket in the manifest" : "\(StoreCore.kindName(entry.kind)) in b/, where only bucket folders belong"
+            found.append(.init(path: bucketsPath + "/" + entry.name, identifier: nil, reason: reason))
+        }
+        return found
+    }
+
+    /// The kind of the entry at `path` that a listing gave as `kind`: filesystems that do not give
+    /// kinds in listings (`DT_UNKNOWN`, reported as `other`) are asked with `lstat`.
+    private static func kind(of path: String, listed kind: DirectoryEntry.Kind) -> DirectoryEntry.Kind {
+        guard kind == .other, let status = try? FileSystem.linkStatus(path) else { return kind }
+        switch status.kind {
+        case .regular: return .regular
+        case .directory: return .directory
+        default: return .other
+        }
+    }
+
+    private static func kindName(_ kind: DirectoryEntry.Kind) -> String {
+        switch kind {
+        case .regular: return "file"
+        case .directory: return "folder"
+        case .other: return "special file"
+        }
+    }
+
     private func verifyBucket(at index: Int) throws -> VerificationReport {
         var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [])
         let folder = bucketPath(confined.map.buckets[index].number)
@@ -65,7 +101,16 @@ extension StoreCore {
                 report.orphaned.append(.init(path: path, identifier: nil, reason: "not a blob file name"))
                 continue
             }
-            guard case .present(let header) = existingBlob(at: path) else {
+            if StoreCore.kind(of: path, listed: entry.kind) != .regular {
+                report.orphaned.append(.init(path: path, identifier: nil, reason: "\(StoreCore.kindName(entry.kind)), not a blob file"))
+                continue
+            }
+            let existing: ExistingBlob
+            do { existing = try existingBlob(at: path, anyName: true) } catch {
+                report.corrupt.append(.init(path: path, identifier: nil, reason: "unreadable: \(error)"))
+                continue
+            }
+            guard case .present(let header) = existing else {
                 report.corrupt.append(.init(path: path, identifier: nil, reason: "header missing or damaged"))
                 continue
             }

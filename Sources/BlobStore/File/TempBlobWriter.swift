@@ -42,7 +42,7 @@ final class TempBlobWriter: @unchecked Sendable {
         self.maximumSize = maximumSize
         tempPath = core.tempPath + "/" + StoreCore.uniqueName("put-")
         if options.condition != .none {
-            let existing = core.queue.sync { core.existingBlob(at: core.locate(identifier).path) }
+            let existing = try core.queue.sync { try core.existingBlob(at: core.locate(identifier).path) }
             try core.check(options.condition, against: existing, identifier: identifier)
         }
     }

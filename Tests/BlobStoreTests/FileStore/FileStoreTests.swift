@@ -237,16 +237,19 @@ import Testing
         #expect(report.orphaned.map { URL(fileURLWithPath: $0.path).lastPathComponent } == ["%zz"])
     }
 
-    @Test func hashedNameOwnedByAnotherIdentifierReadsAsAbsent() async throws {
+    @Test func hashedNameHoldingAnotherIdentifierIsAMisplacedFile() async throws {
         let store = try store("h")
         let long = String(repeating: "a", count: 300)
         try await store.put(Data("A".utf8), identifier: long)
-        // Plant that file under the hashed name of a different long identifier.
+        // Plant that file under the hashed name of a different long identifier: its header names an
+        // identifier whose file name is another one, so it is a misplaced file, not a hash collision
+        // (which would leave `other` absent): reads refuse it, a put replaces it.
         let other = String(repeating: "a", count: 299) + "b"
         let (from, to) = store.core.queue.sync { (store.core.locate(long).path, store.core.locate(other).path) }
         try FileSystem.link(from, as: to)
-        #expect(try await store.exists(other) == false)
-        await #expect(throws: BlobStoreError.self) { try await store.put(Data("B".utf8), identifier: other) }
+        await #expect(throws: BlobStoreError.self) { _ = try await store.exists(other) }
+        try await store.put(Data("B".utf8), identifier: other)
+        #expect(try await store.get(other) == Data("B".utf8))
         #expect(try await store.get(long) == Data("A".utf8))
     }
 
