@@ -22,7 +22,7 @@ enum StoreLockHolders {
     /// process (`pid N`). Empty when the kernel's lock list cannot be read. Blocking: call off the
     /// event loops and the concurrency pool.
     static func holders(of names: [String], root: String) -> [String: String] {
-        guard !names.isEmpty, let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return [:] }
+        guard !names.isEmpty, let table = kernelLockTable() else { return [:] }
         var held: [HeldLock: Int32] = [:]
         let ownPID = getpid()
         for line in table.split(separator: "\n") {
@@ -48,5 +48,22 @@ enum StoreLockHolders {
             }
         }
         return result
+    }
+
+    /// `/proc/locks` read to its end. The file reports a size of 0 and is generated a page at a
+    /// time, so it is read in a loop until `read` returns 0 rather than by a size-based reader.
+    private static func kernelLockTable() -> String? {
+        guard let file = try? FileDescriptor.open("/proc/locks", [.readOnly]) else { return nil }
+        return file.closeAfter { () -> String? in
+            var bytes: [UInt8] = []
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+            defer { buffer.deallocate() }
+            while true {
+                guard let count = try? file.read(into: buffer) else { return nil }
+                if count == 0 { break }
+                bytes.append(contentsOf: buffer[..<count])
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
     }
 }
