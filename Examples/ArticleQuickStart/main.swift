@@ -12,7 +12,7 @@ let imageData = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvF
 persistentStore.storeImage(imageData, identifier: "cat") { result in print(result) }
 // No need to wait for the handler: this load runs after the store and sees the image.
 persistentStore.loadImage(forIdentifier: "cat") { image in
-    print(image?.info as Any)
-    exit(0)
+    if let image { print(image.info.format, image.info.width, image.info.height) }   // png 3 2
+    exit(image == nil ? 1 : 0)
 }
 dispatchMain()   // the handlers run on the main queue, which a command-line program must run
