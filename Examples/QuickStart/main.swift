@@ -48,6 +48,7 @@ do {
 let file = FileManager.default.temporaryDirectory.appendingPathComponent("quick-start-video.bin")
 try Data(repeating: 0x2A, count: 3_000_000).write(to: file)
 try await store.put(contentsOf: file, identifier: "video", options: PutOptions(contentType: "video/mp4"))
+try FileManager.default.removeItem(at: file)                       // the store has its own copy
 var received = 0
 for try await chunk in try await store.stream("video") { received += chunk.count }   // 256 KiB chunks
 print("streamed", received, "bytes")
