@@ -65,9 +65,12 @@ final class EventLoop: @unchecked Sendable {
     private var dateLine = DateHeaderLine()
     private var nextHeartbeat = DispatchTime.now()
     private let heartbeatInterval: Double
+    /// This loop's access-log line builder; `nil` when the access log is off.
+    private var accessLog: AccessLogWriter?
 
-    init(index: Int, router: Router, log: Log, heartbeatInterval: Double = 15) throws {
+    init(index: Int, router: Router, log: Log, heartbeatInterval: Double = 15, accessLog: AccessLog? = nil) throws {
         self.index = index
+        self.accessLog = accessLog.map(AccessLogWriter.init(sink:))
         self.heartbeatInterval = max(0.01, heartbeatInterval)
         self.router = router
         self.log = log
@@ -85,9 +88,9 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Hands a freshly accepted (non-blocking) socket to this loop; a `refused` peer's first
-    /// request is answered with 403 and the connection closed.
-    func adopt(_ socket: FileDescriptor, refused: Bool = false) {
-        post { loop in loop.register(socket, refused: refused) }
+    /// request is answered with 403 and the connection closed. `peer` is for the access log.
+    func adopt(_ socket: FileDescriptor, refused: Bool = false, peer: PeerCredentials? = nil) {
+        post { loop in loop.register(socket, refused: refused, peer: peer) }
     }
 
     /// Asks the loop to stop: idle connections close now, busy ones after their current response,
@@ -164,7 +167,7 @@ final class EventLoop: @unchecked Sendable {
         for item in work { item(self) }
     }
 
-    private func register(_ socket: FileDescriptor, refused: Bool) {
+    private func register(_ socket: FileDescriptor, refused: Bool, peer: PeerCredentials?) {
         let slot = Int(socket.rawValue)
         if draining {
             try? socket.close()
@@ -173,6 +176,7 @@ final class EventLoop: @unchecked Sendable {
         nextSerial &+= 1
         let connection = Connection(socket: socket, serial: nextSerial, limits: limits)
         connection.refused = refused
+        connection.peer = peer
         router.metrics.connectionOpened()
         if refused { router.metrics.connectionRefused() }
         if slot >= connections.count { connections.append(contentsOf: repeatElement(nil, count: slot + 1 - connections.count)) }
@@ -414,6 +418,8 @@ final class EventLoop: @unchecked Sendable {
                 c.requestStarted = DispatchTime.now().uptimeNanoseconds
                 c.operation = .other
                 c.bodyBytes = 0
+                c.requestMethod = nil
+                c.requestTarget = nil
                 // Where the request ends is unknown: whatever follows is discarded while lingering.
                 c.bodyPending = true
                 log(.info, "malformed request: \(error)")
@@ -436,12 +442,15 @@ final class EventLoop: @unchecked Sendable {
         c.requestIsHead = head.method == .head
         let hasBody = head.framing != .none && head.framing != .contentLength(0)
         c.bodyPending = hasBody
-        if log.enabled(.debug) { log(.debug, "fd \(c.socket.rawValue): \(head.method.token) \(head.target)") }
+        c.requestStarted = DispatchTime.now().uptimeNanoseconds
+        if accessLog != nil {
+            c.requestMethod = head.method
+            c.requestTarget = head.targetBytes
+        }
         if c.refused {
             queue(APIError(.forbidden, "forbidden", "this daemon does not serve your user or group").response(close: true), to: c)
             return
         }
-        c.requestStarted = DispatchTime.now().uptimeNanoseconds
         c.bodyBytes = 0
         let (action, operation) = router.action(for: head)
         c.operation = operation
@@ -623,9 +632,16 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// The one place a request ends (its response is queued, or an event stream's head): metrics
+    /// and the access log. Durations run from the parsed head to this point.
     private func recordMetrics(_ c: Connection, status: Int, bytesOut: Int64) {
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- c.requestStarted) / 1e9
-        router.metrics.record(shard: index, operation: c.operation, status: status, seconds: seconds, bytesIn: c.bodyBytes, bytesOut: bytesOut)
+        let nanoseconds = DispatchTime.now().uptimeNanoseconds &- c.requestStarted
+        router.metrics.record(
+            shard: index, operation: c.operation, status: status, seconds: Double(nanoseconds) / 1e9, bytesIn: c.bodyBytes, bytesOut: bytesOut)
+        if accessLog != nil {
+            accessLog!.record(
+                method: c.requestMethod, target: c.requestTarget, status: status, bodyBytes: bytesOut, nanoseconds: nanoseconds, peer: c.peer)
+        }
     }
 
     /// Store work finished: send its response if the connection is still the one that asked.
