@@ -42,20 +42,37 @@ final class AccessLog: Sendable {
 }
 
 /// One event loop's access-log line builder: the line is assembled in a buffer reused for every
-/// request, without `String` or Foundation formatting, and written with one `write`. Owned by its
-/// loop and used only on the loop's thread.
+/// request, without `String` or Foundation formatting. Lines are batched: the loop calls ``flush()``
+/// once per epoll wake-up, so a busy loop pays one `write` per batch of requests rather than one
+/// per request. A batch is kept to whole lines of at most ``batchLimit`` bytes, so that on a pipe
+/// (stderr to the journal) each `write` is atomic and lines from different loops never mix. Owned
+/// by its loop and used only on the loop's thread.
 struct AccessLogWriter {
+    /// `PIPE_BUF`: the largest write a pipe takes atomically.
+    static let batchLimit = 4096
     /// The shared destination.
     let sink: AccessLog
     private var line: [UInt8] = []
+    private var pending: [UInt8] = []
     private var timestamp = LogTimestamp()
 
     init(sink: AccessLog) {
         self.sink = sink
         line.reserveCapacity(512)
+        pending.reserveCapacity(AccessLogWriter.batchLimit)
     }
 
-    /// Writes the line of one finished request. `method` and `target` are `nil` for a request whose
+    /// Whether lines wait for ``flush()``.
+    var hasPending: Bool { !pending.isEmpty }
+
+    /// Writes the batched lines (one `write`).
+    mutating func flush() {
+        guard !pending.isEmpty else { return }
+        Log.write(bytes: pending, to: sink.descriptor)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Adds the line of one finished request to the batch. `method` and `target` are `nil` for a request whose
     /// head could not be parsed; `peer` is `nil` when the kernel did not say who connected.
     mutating func record(
         method: HTTPMethod?, target: ArraySlice<UInt8>?, status: Int, bodyBytes: Int64, nanoseconds: UInt64,
@@ -111,7 +128,8 @@ struct AccessLogWriter {
             line.append(UInt8(ascii: "}"))
         }
         line.append(0x0A)
-        Log.write(bytes: line, to: sink.descriptor)
+        if pending.count + line.count > AccessLogWriter.batchLimit { flush() }
+        pending.append(contentsOf: line)
     }
 
     /// The request target as received, except that bytes outside printable ASCII are percent-encoded

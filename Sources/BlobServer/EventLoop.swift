@@ -147,12 +147,15 @@ final class EventLoop: @unchecked Sendable {
                     drive(connection)
                 }
             }
+            // The access-log lines of everything this wake-up answered, in one write.
+            if accessLog?.hasPending == true { accessLog!.flush() }
             if streamingCount > 0, DispatchTime.now() >= nextHeartbeat { sendHeartbeats() }
             if lingerHead < lingering.count { endExpiredLingering() }
             if draining && (liveCount == 0 || Date() >= drainDeadline) { running = false }
         }
         runInbox()
         for case let connection? in connections { close(connection) }
+        accessLog?.flush()
         try? wakeup.descriptor.close()
         try? epoll.descriptor.close()
         finished.withLock { $0 = true }
