@@ -14,11 +14,29 @@ final class AccessLog: Sendable {
     /// How lines are written.
     let format: LogFormat
     private let ownsDescriptor: Bool
+    /// The file's path, for ``reopen()``; `nil` for stderr.
+    let path: String?
 
-    private init(descriptor: Int32, format: LogFormat, ownsDescriptor: Bool) {
+    private init(descriptor: Int32, format: LogFormat, ownsDescriptor: Bool, path: String? = nil) {
         self.descriptor = descriptor
         self.format = format
         self.ownsDescriptor = ownsDescriptor
+        self.path = path
+    }
+
+    /// Opens the file's path again and puts it in place of the old file (after `logrotate` renamed
+    /// it). `dup2` swaps the file under the same descriptor number in one step, so the loops, which
+    /// keep writing to ``descriptor``, need no lock: a batch goes wholly to the old file or the new.
+    /// - Throws: ``Errno`` when the path cannot be opened (the old file stays in use).
+    func reopen() throws(Errno) {
+        guard let path else { return }
+        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw Errno(rawValue: errno) }
+        defer { _ = Glibc.close(fd) }
+        guard dup2(fd, descriptor) >= 0 else { throw Errno(rawValue: errno) }
+        // dup2 clears close-on-exec (dup3, which keeps it, is not in Glibc's Swift overlay); blobd
+        // starts no programs, so the moment without it does not matter.
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
     }
 
     /// Opens `destination`; `nil` for ``AccessLogDestination/off``.
@@ -34,7 +52,7 @@ final class AccessLog: Sendable {
             guard fd >= 0 else {
                 throw StartupError("cannot open access log \(path): \(Errno(rawValue: errno))")
             }
-            return AccessLog(descriptor: fd, format: format, ownsDescriptor: true)
+            return AccessLog(descriptor: fd, format: format, ownsDescriptor: true, path: path)
         }
     }
 

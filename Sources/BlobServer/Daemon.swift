@@ -66,7 +66,15 @@ public enum Daemon {
         }
 
         let shutdown = DispatchSemaphore(value: 0)
-        try SignalWatcher.start { number in
+        try SignalWatcher.start(onHangUp: {
+            guard let accessLog, let path = accessLog.path else { return log(.info, "signal 1: no access log file to reopen") }
+            do {
+                try accessLog.reopen()
+                log(.info, "signal 1: access log \(path) reopened")
+            } catch {
+                log(.error, "signal 1: cannot reopen access log \(path): \(error); still writing to the old file")
+            }
+        }) { number in
             log(.info, "signal \(number): shutting down")
             shutdown.signal()
         }

@@ -96,6 +96,25 @@ struct AccessLogTests {
         #expect(quiet.log.split(separator: "\n").allSatisfy { $0.hasPrefix("blobd: ") }, "\(quiet.log)")
     }
 
+    @Test func sighupReopensTheAccessLogFileAfterItWasRenamed() throws {
+        let folder = TempFolder()
+        let path = folder.path + "/access.log"
+        let daemon = try DaemonProcess(folder: folder, extraArguments: ["--access-log", path])
+        let client = try daemon.connect()
+        #expect(try client.request("GET", "/v1/health?before").status == 200)
+        #expect(rename(path, path + ".1") == 0)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        let deadline = Date().addingTimeInterval(10)
+        while !daemon.log.contains("reopened") && Date() < deadline { usleep(20_000) }
+        #expect(daemon.log.contains("signal 1: access log \(path) reopened"), "\(daemon.log)")
+        #expect(try client.request("GET", "/v1/health?after").status == 200, "the daemon survives SIGHUP")
+        daemon.terminate()
+        #expect(daemon.waitForExit() == 0)
+        let old = lines(path + ".1"), new = lines(path)
+        #expect(old.count == 1 && old.first?.contains("/v1/health?before") == true, "\(old)")
+        #expect(new.count == 1 && new.first?.contains("/v1/health?after") == true, "\(new)")
+    }
+
     @Test func anAccessLogThatCannotBeOpenedStopsTheStartNamingThePath() throws {
         let folder = TempFolder()
         let path = folder.path + "/no/such/folder/access.log"
