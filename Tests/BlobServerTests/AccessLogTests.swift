@@ -29,20 +29,26 @@ struct AccessLogTests {
         let daemon = try DaemonProcess(folder: folder, extraArguments: ["--log-format", "json", "--access-log", accessPath, "--event-loops", "1"])
         let client = try daemon.connect()
         #expect(try client.request("PUT", "/v1/stores/s/blobs/a%22b?x=1", body: Array("hello".utf8)).status == 201)
-        #expect(try client.request("GET", "/v1/stores/s/blobs/a%22b").status == 200)
+        let get = try client.request("GET", "/v1/stores/s/blobs/a%22b")
+        #expect(get.status == 200)
+        let etag = try #require(get.header("ETag"))
+        #expect(try client.request("GET", "/v1/stores/s/blobs/a%22b", headers: ["If-None-Match": etag]).status == 304)
         #expect(try client.request("GET", "/v1/stores/s/blobs/missing").status == 404)
         #expect(try client.request("HEAD", "/v1/stores/s/blobs/a%22b").status == 200)
         try client.send("NOT HTTP AT ALL\r\n\r\n")
         #expect(try client.readResponse().status == 400)
+        let stream = try daemon.connect()
+        try stream.send("GET /v1/events HTTP/1.1\r\n\r\n")
+        #expect(try stream.readUntil("\r\n\r\n").contains("text/event-stream"))
         daemon.terminate()
 
         var status = stat()
         #expect(stat(accessPath, &status) == 0 && status.st_mode & 0o777 == 0o640, "created with mode 0640")
         let records = lines(accessPath).map(json)
-        #expect(records.count == 5, "\(lines(accessPath))")
-        guard records.count == 5 else { return }
+        #expect(records.count == 7, "\(lines(accessPath))")
+        guard records.count == 7 else { return }
         let decoded = records.compactMap { $0 }
-        #expect(decoded.count == 5, "every access line is one JSON object")
+        #expect(decoded.count == 7, "every access line is one JSON object")
         for record in decoded {
             let time = record["time"] as? String ?? ""
             #expect(Self.isTime(time), "\(time)")
@@ -52,12 +58,14 @@ struct AccessLogTests {
             #expect((record["uid"] as? NSNumber)?.uint32Value == getuid())
             #expect((record["pid"] as? NSNumber)?.int32Value == getpid(), "the peer is this test process")
         }
-        #expect(decoded.map { $0["method"] as? String } == ["PUT", "GET", "GET", "HEAD", nil])
-        #expect(decoded[4]["method"] is NSNull && decoded[4]["path"] is NSNull, "a head that did not parse has no method or path")
-        #expect(decoded.map { $0["path"] as? String } == ["/v1/stores/s/blobs/a%22b?x=1", "/v1/stores/s/blobs/a%22b", "/v1/stores/s/blobs/missing", "/v1/stores/s/blobs/a%22b", nil])
-        #expect(decoded.map { ($0["status"] as? NSNumber)?.intValue } == [201, 200, 404, 200, 400])
+        #expect(decoded.map { $0["method"] as? String } == ["PUT", "GET", "GET", "GET", "HEAD", nil, "GET"])
+        #expect(decoded[5]["method"] is NSNull && decoded[5]["path"] is NSNull, "a head that did not parse has no method or path")
+        #expect(decoded[6]["path"] as? String == "/v1/events" && (decoded[6]["bytes"] as? NSNumber)?.intValue == 0, "a stream is logged when its head is sent")
+        #expect(decoded.dropLast().map { $0["path"] as? String } == ["/v1/stores/s/blobs/a%22b?x=1", "/v1/stores/s/blobs/a%22b", "/v1/stores/s/blobs/a%22b", "/v1/stores/s/blobs/missing", "/v1/stores/s/blobs/a%22b", nil])
+        #expect(decoded.map { ($0["status"] as? NSNumber)?.intValue } == [201, 200, 304, 404, 200, 400, 200])
         #expect((decoded[1]["bytes"] as? NSNumber)?.intValue == 5, "the GET's body")
-        #expect((decoded[3]["bytes"] as? NSNumber)?.intValue == 0, "a HEAD sends no body")
+        #expect((decoded[2]["bytes"] as? NSNumber)?.intValue == 0, "a 304 sends no body")
+        #expect((decoded[4]["bytes"] as? NSNumber)?.intValue == 0, "a HEAD sends no body")
 
         // The daemon's other lines (stderr) are JSON objects too.
         let stderrLines = daemon.log.split(separator: "\n").map(String.init)
