@@ -260,6 +260,10 @@ final class EventLoop: @unchecked Sendable {
             if c.end == Connection.bufferCapacity {
                 // Only a head can fill the buffer without being consumed, and the parser's limit is below it.
                 c.bodyPending = true
+                // Not a parsed request: the access log must not name the previous one.
+                c.requestStarted = DispatchTime.now().uptimeNanoseconds
+                c.requestMethod = nil
+                c.requestTarget = nil
                 queue(APIError(.requestHeaderFieldsTooLarge, "bad_request", "the request head is too large").response(close: true), to: c)
                 continue
             }
