@@ -110,6 +110,9 @@ struct AccessLogTests {
         let daemon = try DaemonProcess(folder: folder, extraArguments: ["--access-log", path])
         let client = try daemon.connect()
         #expect(try client.request("GET", "/v1/health?before").status == 200)
+        // The loop writes its lines after answering (batched per wake-up): wait for this one.
+        let written = Date().addingTimeInterval(10)
+        while lines(path).isEmpty && Date() < written { usleep(10_000) }
         #expect(rename(path, path + ".1") == 0)
         kill(daemon.process.processIdentifier, SIGHUP)
         let deadline = Date().addingTimeInterval(10)
