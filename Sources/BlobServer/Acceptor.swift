@@ -45,7 +45,8 @@ final class Acceptor: @unchecked Sendable {
             } catch {
                 break  // shut down (EINVAL) or unusable
             }
-            guard let peer = try? UnixSocket.peerCredentials(socket), policy.allows(peer) else {
+            let peer = try? UnixSocket.peerCredentials(socket)
+            guard let peer, policy.allows(peer) else {
                 refuse(socket, loop: loops[next])
                 next = (next + 1) % loops.count
                 continue
@@ -54,7 +55,7 @@ final class Acceptor: @unchecked Sendable {
                 try? socket.close()
                 continue
             }
-            loops[next].adopt(socket)
+            loops[next].adopt(socket, peer: peer)
             next = (next + 1) % loops.count
         }
         finished.withLock { $0 = true }
@@ -70,6 +71,6 @@ final class Acceptor: @unchecked Sendable {
             try? socket.close()
             return
         }
-        loop.adopt(socket, refused: true)
+        loop.adopt(socket, refused: true, peer: peer)
     }
 }

@@ -75,6 +75,11 @@ final class Connection {
     var requestStarted: UInt64 = 0
     var operation = MetricOperation.other
     var bodyBytes: Int64 = 0
+    /// For the access log (set only when it is on): the current request's method and target
+    /// (`nil` when its head could not be parsed), and who connected (`nil` if the kernel did not say).
+    var requestMethod: HTTPMethod?
+    var requestTarget: ArraySlice<UInt8>?
+    var peer: PeerCredentials?
     /// The current request has (or may have) body bytes still to come: set when its head is read
     /// (or could not be parsed), cleared once the body is read to its end. A connection closed while
     /// this is set lingers first, so that a client still sending gets to read the answer.

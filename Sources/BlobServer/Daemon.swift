@@ -12,12 +12,12 @@ public enum Daemon {
     /// Runs the daemon until a signal stops it; returns the process exit status
     /// (0 after a clean shutdown, 1 when it cannot start). Blocks the calling thread.
     public static func run(_ configuration: ServerConfiguration) -> Int32 {
-        let log = Log(level: configuration.logLevel)
+        let log = Log(level: configuration.logLevel, format: configuration.logFormat)
         do {
             try serve(configuration, log: log)
             return 0
         } catch {
-            Log.write("blobd: \(error)")
+            log.always(.error, "\(error)")
             return 1
         }
     }
@@ -34,6 +34,14 @@ public enum Daemon {
         }
     }
 
+    private static func describe(_ destination: AccessLogDestination) -> String {
+        switch destination {
+        case .off: "off"
+        case .stderr: "stderr"
+        case .file(let path): path
+        }
+    }
+
     private static func serve(_ configuration: ServerConfiguration, log: Log) throws {
         let root = configuration.root.standardizedFileURL.path
         let socketPath = configuration.socketPath
@@ -41,9 +49,11 @@ public enum Daemon {
         log(.info, "socket \(socketPath)")
         log(.info, "durability \(configuration.durability.rawValue), event loops \(configuration.eventLoopCount), "
             + "allowed group \(configuration.allowedGroup.map(String.init) ?? "none"), log level \(configuration.logLevel), "
-            + "event heartbeat \(configuration.heartbeatSeconds) s")
+            + "event heartbeat \(configuration.heartbeatSeconds) s, log format \(configuration.logFormat.rawValue), "
+            + "access log \(describe(configuration.effectiveAccessLog))")
 
         raiseOpenFileLimit(log: log)
+        let accessLog = try AccessLog.open(configuration.effectiveAccessLog, format: configuration.logFormat)
         do { try FileSystem.makeDirectories(root, permissions: 0o700) } catch {
             throw StartupError("cannot create root \(root): \(error)")
         }
@@ -56,7 +66,15 @@ public enum Daemon {
         }
 
         let shutdown = DispatchSemaphore(value: 0)
-        try SignalWatcher.start { number in
+        try SignalWatcher.start(onHangUp: {
+            guard let accessLog, let path = accessLog.path else { return log(.info, "signal 1: no access log file to reopen") }
+            do {
+                try accessLog.reopen()
+                log(.info, "signal 1: access log \(path) reopened")
+            } catch {
+                log(.error, "signal 1: cannot reopen access log \(path): \(error); still writing to the old file")
+            }
+        }) { number in
             log(.info, "signal \(number): shutting down")
             shutdown.signal()
         }
@@ -93,13 +111,13 @@ public enum Daemon {
         let router = Router(stores: stores, events: events, metrics: metrics)
         var loops: [EventLoop] = []
         for index in 0..<max(1, configuration.eventLoopCount) {
-            loops.append(try EventLoop(index: index, router: router, log: log, heartbeatInterval: configuration.heartbeatSeconds))
+            loops.append(try EventLoop(index: index, router: router, log: log, heartbeatInterval: configuration.heartbeatSeconds, accessLog: accessLog))
         }
         loops.forEach { $0.start() }
         let acceptor = Acceptor(
             listener: listener, loops: loops, policy: PeerPolicy(ownUserID: getuid(), allowedGroup: configuration.allowedGroup), log: log)
         acceptor.start()
-        Log.write(activated == nil ? "blobd: listening on \(socketPath)" : "blobd: listening on the socket passed by systemd (fd 3)")
+        log.always(.info, activated == nil ? "listening on \(socketPath)" : "listening on the socket passed by systemd (fd 3)")
 
         shutdown.wait()
         acceptor.stop()

@@ -4,22 +4,41 @@ import Foundation
 
 /// `blobd`'s command line, parsed by hand (no package dependencies). Public so that other
 /// executables (the benchmark runs a daemon as a child of itself) start exactly the same daemon.
+///
+/// Every setting flag has an environment variable (``environmentVariables``); a flag wins over its
+/// variable, and an empty variable counts as unset (systemd's `Environment=BLOBD_ROOT=` clears one).
 public enum DaemonCommandLine {
     /// What `blobd --version` prints after `blobd `: the package's ``BlobStore/BlobStoreVersion``.
     public static let version = BlobStoreVersion
 
+    /// Each setting flag and the environment variable that sets it when the flag is absent, in `--help` order.
+    public static let environmentVariables: [(flag: String, variable: String)] = [
+        ("--root", "BLOBD_ROOT"), ("--socket", "BLOBD_SOCKET"), ("--durability", "BLOBD_DURABILITY"),
+        ("--event-loops", "BLOBD_EVENT_LOOPS"), ("--allow-group", "BLOBD_ALLOW_GROUP"), ("--log-level", "BLOBD_LOG_LEVEL"),
+        ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
+    ]
+
     /// The `--help` text.
     public static let usage = """
         usage: blobd [--root DIR] [--socket PATH] [--durability durable|relaxed] [--event-loops N]
-                     [--allow-group GID] [--log-level error|info|debug] [--heartbeat SECONDS] [--help] [--version]
+                     [--allow-group GID] [--log-level error|info|debug] [--log-format text|json]
+                     [--access-log off|stderr|PATH] [--heartbeat SECONDS] [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
-          --root DIR          stores folder (default: \(StoreRoot.defaultURL.path))
-          --socket PATH       socket path (default: \(ServerConfiguration.defaultSocketPath()))
-          --durability MODE   durable (sync before acknowledging; default) or relaxed
-          --event-loops N     event-loop threads, 1...64 (default 2)
-          --allow-group GID   also accept peers whose effective gid is GID (socket mode 0660)
-          --log-level LEVEL   error, info (default) or debug
-          --heartbeat SECONDS interval of ':' heartbeats on idle /v1/events streams (default 15)
+        Each setting may instead come from the environment variable shown after it (env NAME); a flag wins
+        over its variable, and an empty variable counts as unset.
+          --root DIR          stores folder (default: \(StoreRoot.defaultURL.path)); env BLOBD_ROOT
+          --socket PATH       socket path (default: \(ServerConfiguration.defaultSocketPath()));
+                              env BLOBD_SOCKET
+          --durability MODE   durable (sync before acknowledging; default) or relaxed; env BLOBD_DURABILITY
+          --event-loops N     event-loop threads, 1...64 (default 2); env BLOBD_EVENT_LOOPS
+          --allow-group GID   also accept peers whose effective gid is GID (socket mode 0660);
+                              env BLOBD_ALLOW_GROUP
+          --log-level LEVEL   error, info (default) or debug; env BLOBD_LOG_LEVEL
+          --log-format FORMAT text (default) or json (one object per line); env BLOBD_LOG_FORMAT
+          --access-log DEST   one line per request to off, stderr or the file DEST (default: stderr
+                              at --log-level debug, else off); env BLOBD_ACCESS_LOG
+          --heartbeat SECONDS interval of ':' heartbeats on idle /v1/events streams (default 15);
+                              env BLOBD_HEARTBEAT
           --version           print the version and exit
         """
 
@@ -35,14 +54,14 @@ public enum DaemonCommandLine {
         case usageError(String)
     }
 
-    /// Parses `arguments` (without the program name).
-    public static func parse(_ arguments: [String]) -> Outcome {
-        var configuration = ServerConfiguration()
+    /// Parses `arguments` (without the program name) over the settings `environment` gives.
+    public static func parse(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Outcome {
+        var configuration = ServerConfiguration(socketPath: ServerConfiguration.defaultSocketPath(environment: environment))
+        let currentDirectory = FileManager.default.currentDirectoryPath
+        var socketSource = "the default socket path"
+        // Flags first, to learn which settings they take; then the variables of the others.
+        var given: [(name: String, flag: String, value: String?)] = []
         var index = 0
-        func value(_ flag: String) -> String? {
-            index += 1
-            return index < arguments.count ? arguments[index] : nil
-        }
         while index < arguments.count {
             var flag = arguments[index]
             var inline: String?
@@ -50,52 +69,80 @@ public enum DaemonCommandLine {
                 inline = String(flag[flag.index(after: equals)...])
                 flag = String(flag[..<equals])
             }
-            func next() -> String? { inline ?? value(flag) }
             switch flag {
             case "--help", "-h":
                 return .help
             case "--version":
                 return .version
-            case "--root":
-                guard let path = next(), !path.isEmpty else { return .usageError("--root needs a directory") }
-                configuration.root = URL(fileURLWithPath: path)
-            case "--socket":
-                guard let path = next(), !path.isEmpty else { return .usageError("--socket needs a path") }
-                configuration.socketPath = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-            case "--durability":
-                guard let text = next(), let durability = Durability(rawValue: text) else {
-                    return .usageError("--durability must be durable or relaxed")
+            case _ where environmentVariables.contains(where: { $0.flag == flag }):
+                if inline == nil {
+                    index += 1
+                    inline = index < arguments.count ? arguments[index] : nil
                 }
-                configuration.durability = durability
-            case "--event-loops":
-                guard let text = next(), let count = Int(text), (1...64).contains(count) else {
-                    return .usageError("--event-loops must be a number from 1 to 64")
-                }
-                configuration.eventLoopCount = count
-            case "--allow-group":
-                guard let text = next(), let gid = UInt32(text) else { return .usageError("--allow-group needs a numeric group id") }
-                configuration.allowedGroup = gid
-            case "--log-level":
-                guard let text = next(), let level = LogLevel(name: text) else {
-                    return .usageError("--log-level must be error, info or debug")
-                }
-                configuration.logLevel = level
-            case "--heartbeat":
-                guard let text = next(), let seconds = Double(text), seconds >= 0.05, seconds <= 3600 else {
-                    return .usageError("--heartbeat must be a number of seconds from 0.05 to 3600")
-                }
-                configuration.heartbeatSeconds = seconds
+                given.append((flag, flag, inline))
             default:
                 return .usageError("unknown argument '\(flag)'")
             }
             index += 1
         }
+        var settings: [(name: String, flag: String, value: String?)] = []
+        for (flag, variable) in environmentVariables where !given.contains(where: { $0.flag == flag }) {
+            if let value = environment[variable], !value.isEmpty { settings.append((variable, flag, value)) }
+        }
+        settings += given
+        for (name, flag, value) in settings {
+            if let problem = apply(flag, value, to: &configuration, currentDirectory: currentDirectory) {
+                return .usageError("\(name) \(problem)")
+            }
+            if flag == "--socket" { socketSource = "\(name) path" }
+        }
         // Checked here, before the daemon creates its root, lock or socket folder: a path the
         // kernel cannot bind is a mistake on the command line (or in the environment).
         let socketBytes = configuration.socketPath.utf8.count
         if socketBytes > UnixSocket.maximumPathLength {
-            return .usageError("--socket path is \(socketBytes) bytes; a Unix socket path is at most \(UnixSocket.maximumPathLength): choose a shorter one")
+            return .usageError("\(socketSource) is \(socketBytes) bytes; a Unix socket path is at most \(UnixSocket.maximumPathLength): choose a shorter one")
         }
         return .run(configuration)
+    }
+
+    /// Sets what `flag` sets from `value` (`nil`: the flag ended the command line); returns what is
+    /// wrong with the value, phrased to follow the flag's or the variable's name.
+    private static func apply(_ flag: String, _ value: String?, to configuration: inout ServerConfiguration, currentDirectory: String) -> String? {
+        switch flag {
+        case "--root":
+            guard let path = value, !path.isEmpty else { return "needs a directory" }
+            configuration.root = URL(fileURLWithPath: path)
+        case "--socket":
+            guard let path = value, !path.isEmpty else { return "needs a path" }
+            configuration.socketPath = path.hasPrefix("/") ? path : currentDirectory + "/" + path
+        case "--durability":
+            guard let text = value, let durability = Durability(rawValue: text) else { return "must be durable or relaxed" }
+            configuration.durability = durability
+        case "--event-loops":
+            guard let text = value, let count = Int(text), (1...64).contains(count) else { return "must be a number from 1 to 64" }
+            configuration.eventLoopCount = count
+        case "--allow-group":
+            guard let text = value, let gid = UInt32(text) else { return "needs a numeric group id" }
+            configuration.allowedGroup = gid
+        case "--log-level":
+            guard let text = value, let level = LogLevel(name: text) else { return "must be error, info or debug" }
+            configuration.logLevel = level
+        case "--log-format":
+            guard let text = value, let format = LogFormat(rawValue: text) else { return "must be text or json" }
+            configuration.logFormat = format
+        case "--access-log":
+            guard let text = value, let destination = AccessLogDestination(argument: text, currentDirectory: currentDirectory) else {
+                return "must be off, stderr or a file path"
+            }
+            configuration.accessLog = destination
+        case "--heartbeat":
+            guard let text = value, let seconds = Double(text), seconds >= 0.05, seconds <= 3600 else {
+                return "must be a number of seconds from 0.05 to 3600"
+            }
+            configuration.heartbeatSeconds = seconds
+        default:
+            return "is not a setting"
+        }
+        return nil
     }
 }

@@ -65,9 +65,12 @@ final class EventLoop: @unchecked Sendable {
     private var dateLine = DateHeaderLine()
     private var nextHeartbeat = DispatchTime.now()
     private let heartbeatInterval: Double
+    /// This loop's access-log line builder; `nil` when the access log is off.
+    private var accessLog: AccessLogWriter?
 
-    init(index: Int, router: Router, log: Log, heartbeatInterval: Double = 15) throws {
+    init(index: Int, router: Router, log: Log, heartbeatInterval: Double = 15, accessLog: AccessLog? = nil) throws {
         self.index = index
+        self.accessLog = accessLog.map(AccessLogWriter.init(sink:))
         self.heartbeatInterval = max(0.01, heartbeatInterval)
         self.router = router
         self.log = log
@@ -85,9 +88,9 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Hands a freshly accepted (non-blocking) socket to this loop; a `refused` peer's first
-    /// request is answered with 403 and the connection closed.
-    func adopt(_ socket: FileDescriptor, refused: Bool = false) {
-        post { loop in loop.register(socket, refused: refused) }
+    /// request is answered with 403 and the connection closed. `peer` is for the access log.
+    func adopt(_ socket: FileDescriptor, refused: Bool = false, peer: PeerCredentials? = nil) {
+        post { loop in loop.register(socket, refused: refused, peer: peer) }
     }
 
     /// Asks the loop to stop: idle connections close now, busy ones after their current response,
@@ -144,12 +147,15 @@ final class EventLoop: @unchecked Sendable {
                     drive(connection)
                 }
             }
+            // The access-log lines of everything this wake-up answered, in one write.
+            if accessLog?.hasPending == true { accessLog!.flush() }
             if streamingCount > 0, DispatchTime.now() >= nextHeartbeat { sendHeartbeats() }
             if lingerHead < lingering.count { endExpiredLingering() }
             if draining && (liveCount == 0 || Date() >= drainDeadline) { running = false }
         }
         runInbox()
         for case let connection? in connections { close(connection) }
+        accessLog?.flush()
         try? wakeup.descriptor.close()
         try? epoll.descriptor.close()
         finished.withLock { $0 = true }
@@ -164,7 +170,7 @@ final class EventLoop: @unchecked Sendable {
         for item in work { item(self) }
     }
 
-    private func register(_ socket: FileDescriptor, refused: Bool) {
+    private func register(_ socket: FileDescriptor, refused: Bool, peer: PeerCredentials?) {
         let slot = Int(socket.rawValue)
         if draining {
             try? socket.close()
@@ -173,6 +179,7 @@ final class EventLoop: @unchecked Sendable {
         nextSerial &+= 1
         let connection = Connection(socket: socket, serial: nextSerial, limits: limits)
         connection.refused = refused
+        connection.peer = peer
         router.metrics.connectionOpened()
         if refused { router.metrics.connectionRefused() }
         if slot >= connections.count { connections.append(contentsOf: repeatElement(nil, count: slot + 1 - connections.count)) }
@@ -253,6 +260,10 @@ final class EventLoop: @unchecked Sendable {
             if c.end == Connection.bufferCapacity {
                 // Only a head can fill the buffer without being consumed, and the parser's limit is below it.
                 c.bodyPending = true
+                // Not a parsed request: the access log must not name the previous one.
+                c.requestStarted = DispatchTime.now().uptimeNanoseconds
+                c.requestMethod = nil
+                c.requestTarget = nil
                 queue(APIError(.requestHeaderFieldsTooLarge, "bad_request", "the request head is too large").response(close: true), to: c)
                 continue
             }
@@ -417,6 +428,8 @@ final class EventLoop: @unchecked Sendable {
                 c.requestStarted = DispatchTime.now().uptimeNanoseconds
                 c.operation = .other
                 c.bodyBytes = 0
+                c.requestMethod = nil
+                c.requestTarget = nil
                 // Where the request ends is unknown: whatever follows is discarded while lingering.
                 c.bodyPending = true
                 log(.info, "malformed request: \(error)")
@@ -439,12 +452,15 @@ final class EventLoop: @unchecked Sendable {
         c.requestIsHead = head.method == .head
         let hasBody = head.framing != .none && head.framing != .contentLength(0)
         c.bodyPending = hasBody
-        if log.enabled(.debug) { log(.debug, "fd \(c.socket.rawValue): \(head.method.token) \(head.target)") }
+        c.requestStarted = DispatchTime.now().uptimeNanoseconds
+        if accessLog != nil {
+            c.requestMethod = head.method
+            c.requestTarget = head.targetBytes
+        }
         if c.refused {
             queue(APIError(.forbidden, "forbidden", "this daemon does not serve your user or group").response(close: true), to: c)
             return
         }
-        c.requestStarted = DispatchTime.now().uptimeNanoseconds
         c.bodyBytes = 0
         let (action, operation) = router.action(for: head)
         c.operation = operation
@@ -626,9 +642,16 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// The one place a request ends (its response is queued, or an event stream's head): metrics
+    /// and the access log. Durations run from the parsed head to this point.
     private func recordMetrics(_ c: Connection, status: Int, bytesOut: Int64) {
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- c.requestStarted) / 1e9
-        router.metrics.record(shard: index, operation: c.operation, status: status, seconds: seconds, bytesIn: c.bodyBytes, bytesOut: bytesOut)
+        let nanoseconds = DispatchTime.now().uptimeNanoseconds &- c.requestStarted
+        router.metrics.record(
+            shard: index, operation: c.operation, status: status, seconds: Double(nanoseconds) / 1e9, bytesIn: c.bodyBytes, bytesOut: bytesOut)
+        if accessLog != nil {
+            accessLog!.record(
+                method: c.requestMethod, target: c.requestTarget, status: status, bodyBytes: bytesOut, nanoseconds: nanoseconds, peer: c.peer)
+        }
     }
 
     /// Store work finished: send its response if the connection is still the one that asked.

@@ -4,7 +4,7 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
     case error
     /// Start-up, shutdown and refused peers (the default).
     case info
-    /// Also one line per request.
+    /// Also one access-log line per request on stderr, unless `--access-log` says otherwise.
     case debug
 
     /// Parses `error`, `info` or `debug`.
@@ -14,6 +14,15 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
         case "info": self = .info
         case "debug": self = .debug
         default: return nil
+        }
+    }
+
+    /// The level's name, as `--log-level` takes it and JSON log lines show it.
+    public var name: String {
+        switch self {
+        case .error: "error"
+        case .info: "info"
+        case .debug: "debug"
         }
     }
 

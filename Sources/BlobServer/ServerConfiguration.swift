@@ -15,6 +15,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var allowedGroup: UInt32?
     /// How much the daemon says on stderr.
     public var logLevel: LogLevel
+    /// How log lines (stderr and the access log) are written.
+    public var logFormat: LogFormat
+    /// Where the access log goes; `nil` means stderr at ``LogLevel/debug`` and off otherwise
+    /// (see ``effectiveAccessLog``).
+    public var accessLog: AccessLogDestination?
     /// How long a shutdown waits for in-flight requests before closing their connections.
     public var shutdownGraceSeconds: Double
     /// Seconds between `:` heartbeat comments on idle event streams.
@@ -24,7 +29,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     public init(
         root: URL = StoreRoot.defaultURL, socketPath: String = ServerConfiguration.defaultSocketPath(),
         durability: Durability = .durable, eventLoopCount: Int = 2, allowedGroup: UInt32? = nil,
-        logLevel: LogLevel = .info, shutdownGraceSeconds: Double = 5, heartbeatSeconds: Double = 15
+        logLevel: LogLevel = .info, logFormat: LogFormat = .text, accessLog: AccessLogDestination? = nil, shutdownGraceSeconds: Double = 5, heartbeatSeconds: Double = 15
     ) {
         self.root = root
         self.socketPath = socketPath
@@ -32,8 +37,16 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.eventLoopCount = eventLoopCount
         self.allowedGroup = allowedGroup
         self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.accessLog = accessLog
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.heartbeatSeconds = heartbeatSeconds
+    }
+
+    /// Where access-log lines go: ``accessLog`` if set, else stderr when ``logLevel`` is
+    /// ``LogLevel/debug`` (the per-request line that level promises) and nowhere otherwise.
+    public var effectiveAccessLog: AccessLogDestination {
+        accessLog ?? (logLevel == .debug ? .stderr : .off)
     }
 
     /// `$XDG_RUNTIME_DIR/blobstore/blobd.sock` when that variable is an absolute path, else `/tmp/blobstore-$UID/blobd.sock`.

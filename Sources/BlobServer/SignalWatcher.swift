@@ -8,13 +8,15 @@ import Glibc
 /// Written once before the handlers are installed, read-only afterwards.
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
-/// Turns SIGTERM and SIGINT into a call on an ordinary thread, with the self-pipe trick: the
+/// Turns SIGTERM and SIGINT (and SIGHUP) into calls on an ordinary thread, with the self-pipe trick: the
 /// handler only `write`s the signal number (async-signal-safe), and a dedicated thread blocked
 /// in `read` does the real work. Unlike `sigwait`, this does not depend on every thread (including
 /// Dispatch's) having the signals blocked.
 enum SignalWatcher {
-    /// Installs the handlers and starts the watching thread; `onSignal` runs once, on that thread.
-    static func start(_ onSignal: @escaping @Sendable (Int32) -> Void) throws {
+    /// Installs the handlers and starts the watching thread; `onSignal` runs once (SIGTERM or
+    /// SIGINT), on that thread, and `onHangUp` for each SIGHUP before that (an operator asking for
+    /// the log file to be reopened; without the handler SIGHUP would kill the daemon).
+    static func start(onHangUp: @escaping @Sendable () -> Void = {}, _ onSignal: @escaping @Sendable (Int32) -> Void) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw StartupError("cannot create the signal pipe: \(String(cString: strerror(errno)))") }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
@@ -27,6 +29,7 @@ enum SignalWatcher {
         }
         signal(SIGTERM, handler)
         signal(SIGINT, handler)
+        signal(SIGHUP, handler)
         // Writes to a socket whose peer is gone must fail with EPIPE, not kill the daemon (sendfile has no MSG_NOSIGNAL).
         signal(SIGPIPE, SIG_IGN)
         // A parent may have started us with these signals blocked (the mask survives exec);
@@ -35,11 +38,16 @@ enum SignalWatcher {
         sigemptyset(&set)
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
         let thread = Thread {
             var byte: UInt8 = 0
             while true {
                 let n = read(readEnd, &byte, 1)
+                if n == 1 && Int32(byte) == SIGHUP {
+                    onHangUp()
+                    continue
+                }
                 if n == 1 { break }
                 if n < 0 && errno == EINTR { continue }
                 return
