@@ -12,8 +12,11 @@ import Dispatch
 /// blocking: a finished call starts the calls that were waiting for it, each in a task that runs
 /// the store's async API, which keeps blocking I/O off the Swift concurrency pool.
 ///
-/// Data providers and transformers are caller code that may block, so they run on ``workQueue``.
-/// A provider starts as soon as its `storeData` is called, beside earlier calls; only the write
+/// Data providers and transformers are caller code that may block, so each runs on a dispatch queue
+/// of its own (``runCallerCode(_:)``): a serial queue made for the call, which libdispatch serves
+/// from its overcommitting pool — a new thread when every thread is busy. On one shared concurrent
+/// queue, providers that block (waiting, say, for a load they made of the same store) would hold
+/// the few threads that queue gets and starve the very calls they wait for. A provider starts as soon as its `storeData` is called, beside earlier calls; only the write
 /// waits for them. A call that a provider makes to the same store's article API while it runs, on
 /// the provider's own thread (or in a task it starts there), is ordered just before the `storeData`
 /// it feeds — the article would deadlock there; here a provider can read what it transforms.
@@ -22,9 +25,6 @@ import Dispatch
 /// under its own lock. A call's lock may be taken while `state`'s is held, never the other way round.
 /// Nothing runs caller code or starts work while holding either.
 public final class ArticleCallOrder: Sendable {
-    /// Where data providers, data transformers and the hand-off of results to completion queues run.
-    public let workQueue: DispatchQueue
-
     private let state = Locked(State())
 
     private struct State {
@@ -67,14 +67,14 @@ public final class ArticleCallOrder: Sendable {
     /// The `storeData` calls whose provider is running on the current thread or task, innermost last.
     @TaskLocal static var runningProviders: [ArticleCall] = []
 
-    /// An order whose providers, transformers and hand-offs run on `workQueue` (a concurrent queue,
-    /// so that reads run side by side).
-    public init(workQueue: DispatchQueue = ArticleCallOrder.sharedWorkQueue) {
-        self.workQueue = workQueue
-    }
+    /// An empty order.
+    public init() {}
 
-    /// The default ``workQueue``, shared by all stores.
-    public static let sharedWorkQueue = DispatchQueue(label: "BlobStore.article", qos: .default, attributes: .concurrent)
+    /// Runs caller code (a data provider, a data transformer and the hand-off of its result) on a
+    /// queue of its own, beside every other call's.
+    func runCallerCode(_ work: @escaping @Sendable () -> Void) {
+        DispatchQueue(label: "BlobStore.article.caller-code").async(execute: work)
+    }
 
     /// Records a call in the order and starts it once every call before it that it depends on has
     /// finished. `start` must not block; it runs the call and calls ``ArticleCall/finish()`` at the end.

@@ -63,7 +63,7 @@ extension ArticleDataStoring {
         let provided = Locked<Data?>(nil)
         let call = order.schedule(change: true, awaitingProvider: true) { call in
             guard let data = provided.withLock({ $0 }), !data.isEmpty else {
-                order.workQueue.async {
+                order.runCallerCode {
                     completionQueue.async { block(.noData) }
                     call.finish()
                 }
@@ -80,7 +80,7 @@ extension ArticleDataStoring {
                 call.finish()
             }
         }
-        order.workQueue.async {
+        order.runCallerCode {
             order.runProvider(of: call) {
                 let data = dataProvider()
                 provided.withLock { $0 = data }
@@ -98,7 +98,7 @@ extension ArticleDataStoring {
         order.schedule(change: false) { call in
             Task.detached {
                 let data = try? await self.get(identifier)
-                order.workQueue.async {
+                order.runCallerCode {
                     // Produced here and handed over whole to the completion queue.
                     let object = UncheckedSendable(data.flatMap(dataTransformer))
                     completionQueue.async { block(object.value) }
