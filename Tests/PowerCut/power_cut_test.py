@@ -11,7 +11,8 @@ checks every identifier:
   an identifier never holds a body nobody sent, nor an unreadable (torn) version;
 - relaxed rounds (`--durability relaxed`): blobs stored durably before are overwritten; after the
   cut each is its old version or one of the new ones, whole, never empty, torn or gone. With
-  `--relaxed-creates` they also create new blobs, which must be absent or whole.
+  `--relaxed-creates` they also create new blobs, which must be absent, whole, or — where the cut
+  kept a name but not all of its data — refused as `500 corrupt`, never served (docs/STORAGE.md).
 
 Every round ends with `GET /v1/stores/S/verify`, which must find nothing corrupt, and the run ends
 with `blob verify` on the stopped store. Prints per round what was acknowledged and found, then a
@@ -236,6 +237,9 @@ class Findings:
         self.lost = 0  # ... and do not: absent, an older version, or broken
         self.broken = 0  # identifiers holding a version that is not whole (unreadable, or a wrong body)
         self.served_wrong = 0  # ... of which GET answered 200 with a body nobody sent
+        # Relaxed puts of new blobs that the cut left damaged and the store refuses to serve
+        # (500 corrupt): what STORAGE.md allows relaxed mode, as long as it is never served.
+        self.refused_damaged = 0
         self.messages = []
 
 
@@ -281,6 +285,9 @@ def check(socket_path, versions, relaxed):
         else:
             broken_ids.append(identifier)
             what = f"unreadable: {status} {body[:240]!r}"
+            if relaxed and known is None and status == 500 and b'"corrupt"' in body:
+                found.refused_damaged += 1
+                continue
         if must_have is not None:
             found.lost += 1
         if identifier in broken_ids:
@@ -395,7 +402,7 @@ def main():
     versions = Versions()
     owned = {i: [f"w{i}/{k:03d}{' x' if k % 7 == 0 else ''}" for k in range(args.ids_per_worker)] for i in range(args.workers)}
     totals = dict.fromkeys(
-        ["rounds", "durable", "relaxed", "acked", "promised", "lost", "broken", "served_wrong", "verify_corrupt", "relaxed_sent"], 0
+        ["rounds", "durable", "relaxed", "acked", "promised", "lost", "broken", "served_wrong", "refused_damaged", "verify_corrupt", "relaxed_sent"], 0
     )
     failures = []
     daemon = None
@@ -445,6 +452,9 @@ def main():
             acked = sum(counters[i] for i in range(args.workers))
             report = verify(socket_path)  # before the checks delete broken blobs: what recovery left
             found = check(socket_path, versions, relaxed)
+            if found.refused_damaged:
+                # Those damaged new blobs are verify's corrupt files too; once removed, it must find none.
+                report = verify(socket_path)
             kind = "relaxed" if relaxed else "durable"
             totals["rounds"] += 1
             totals[kind] += 1
@@ -456,6 +466,7 @@ def main():
             totals["lost"] += found.lost
             totals["broken"] += found.broken
             totals["served_wrong"] += found.served_wrong
+            totals["refused_damaged"] += found.refused_damaged
             totals["verify_corrupt"] += len(report.get("corrupt", []))
             failures.extend(f"round {round_number}: {u}" for u in counters["unexpected"])
             cut = f"writeback {cut_writeback:.2f}{', rename flags refused' if cut_refused else ''}"
@@ -463,7 +474,8 @@ def main():
             print(
                 f"round {round_number:3d} {kind}, cut at {delay:4.2f} s ({cut}): {acked} PUTs acknowledged, {in_flight} in flight, {syncs}; "
                 f"after restart: {found.lost} of {found.promised} identifiers that {promise} lost, {found.broken} broken "
-                f"({found.served_wrong} served as 200 with a wrong body); verify: {report.get('healthy', 0)} healthy, "
+                f"({found.served_wrong} served as 200 with a wrong body), {found.refused_damaged} new relaxed blobs left damaged and refused; "
+                f"verify: {report.get('healthy', 0)} healthy, "
                 f"{len(report.get('corrupt', []))} corrupt, {len(report.get('orphaned', []))} orphaned",
                 flush=True,
             )
@@ -501,7 +513,7 @@ def main():
         f"power-cut: {totals['rounds']} rounds ({totals['durable']} durable, {totals['relaxed']} relaxed) in {elapsed:.0f} s: "
         f"{totals['acked']} durable PUTs acknowledged; {totals['lost']} of {totals['promised']} promised versions lost "
         f"(summed over rounds), {totals['broken']} broken blobs ({totals['served_wrong']} served as 200 with a wrong body); "
-        f"{totals['relaxed_sent']} relaxed PUTs; verify found {totals['verify_corrupt']} corrupt files"
+        f"{totals['relaxed_sent']} relaxed PUTs ({totals['refused_damaged']} new blobs left damaged, refused as corrupt, never served); verify found {totals['verify_corrupt']} corrupt files"
     )
     if totals["lost"] or totals["broken"] or totals["verify_corrupt"] or failures:
         for failure in failures[:20]:
