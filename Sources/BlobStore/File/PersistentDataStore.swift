@@ -34,19 +34,26 @@ public final class PersistentDataStore: BlobStoring, Sendable {
             root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity, lockWait: configuration.lockWait)
     }
 
-    /// Opens the existing store `name` under `root` for reading only, without taking its lock: works
-    /// while another process (blobd, or another program with the store open) holds the store and
-    /// changes it. Reads see every blob committed before they start (see "Processes" in
-    /// STORAGE.md); puts and removes throw ``BlobStoreError/io(operation:path:errno:)`` with `EROFS`.
+    /// Opens the existing store `name` under `root` (default: ``StoreRoot/defaultURL``) for reading
+    /// only, without taking its lock, so it works while another process (blobd, or another program
+    /// with the store open) holds the store and changes it. The async reads (get, head, stream,
+    /// download, list, statistics, verify) see every blob whose put was acknowledged before they
+    /// started, following the other process's bucket splits (see "Processes" in STORAGE.md). Every
+    /// change (put, remove, remove-all, through any API) fails with
+    /// ``BlobStoreError/io(operation:path:errno:)`` and `EROFS`; ``changes()`` and
+    /// ``observeChanges(_:)`` report nothing (the other process's changes are not seen as events).
     /// `configuration` matters only for reads (``StoreConfiguration/inlineCachedReads``). Throws
-    /// `ENOENT` when the store's folder does not exist.
-    package init(readingOnly name: String, root: URL = StoreRoot.defaultURL, configuration: StoreConfiguration = StoreConfiguration()) throws {
+    /// `ENOENT` when the store's folder does not exist; creates nothing.
+    public init(readingOnly name: String, root: URL = StoreRoot.defaultURL, configuration: StoreConfiguration = StoreConfiguration()) throws {
         try StoreName.validate(name)
         self.name = name
         self.rootURL = root.standardizedFileURL
         self.configuration = configuration
         core = try StoreRegistry.readOnlyCore(root: rootURL.path, name: name)
     }
+
+    /// Whether this instance was opened with ``init(readingOnly:root:configuration:)``.
+    public var isReadOnly: Bool { core.readOnly }
 
     /// The store's folder.
     public var folderURL: URL { rootURL.appendingPathComponent(name, isDirectory: true) }

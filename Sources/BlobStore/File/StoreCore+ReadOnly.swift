@@ -184,6 +184,11 @@ extension StoreCore {
     /// Throws for a change asked of a read-only engine: it holds no lock, so it must not write.
     func refuseIfReadOnly(_ operation: String) throws {
         guard readOnly else { return }
-        throw BlobStoreError.io(operation: operation + " (store opened read-only)", path: storePath, errno: Errno(rawValue: EROFS))
+        throw readOnlyRefusal(operation)
+    }
+
+    /// The error for a change asked of a read-only engine.
+    func readOnlyRefusal(_ operation: String) -> BlobStoreError {
+        BlobStoreError.io(operation: operation + " (store opened read-only)", path: storePath, errno: Errno(rawValue: EROFS))
     }
 }
