@@ -114,6 +114,10 @@ struct SharedRootTests {
         #expect(try EmbeddedBackend.lockWait(option: nil, environment: ["BLOB_WAIT": "0"]) == .zero)
         #expect(throws: UsageError.self) { try EmbeddedBackend.lockWait(option: "-1", environment: [:]) }
         #expect(throws: UsageError.self) { try EmbeddedBackend.lockWait(option: nil, environment: ["BLOB_WAIT": "soon"]) }
+        let man = try runBlob(["help", "--man"])
+        #expect(man.outputText.contains("BLOB_WAIT") && man.outputText.contains("wait"))
+        let help = try runBlob(["help"])
+        #expect(help.outputText.contains("--wait SECONDS"), "\(help.outputText)")
         let folder = try TempFolder()
         defer { folder.cleanUp() }
         let run = try runBlob(["--root", folder.path, "--wait", "forever", "ls", "s"])
