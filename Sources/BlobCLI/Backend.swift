@@ -111,15 +111,11 @@ public struct EmbeddedBackend: BlobBackend {
         }
     }
 
-    /// Opens the store read-only on a thread of its own (opening may wait a moment for a split by
+    /// Opens the store read-only on a dispatch thread (opening may wait a moment for a split by
     /// the writing process to end, which must not hold up the Swift concurrency pool).
     func openReadOnly(_ name: String) async throws -> PersistentDataStore {
         let (root, configuration) = (root, configuration)
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try PersistentDataStore(readingOnly: name, root: root, configuration: configuration) })
-            }
-        }
+        return try await EmbeddedBackend.onDispatchThread { try PersistentDataStore(readingOnly: name, root: root, configuration: configuration) }
     }
 
     /// The default of ``lockWait(option:environment:)``.
@@ -137,25 +133,36 @@ public struct EmbeddedBackend: BlobBackend {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
-    /// Opens the store `name` on a thread of its own: opening may wait for the store's lock, which
+    /// Opens the store `name` on a dispatch thread: opening may wait for the store's lock, which
     /// must not hold up the Swift concurrency pool. Another holder becomes ``CLIError/storeInUse(store:holder:daemon:waited:)``.
     func open(_ name: String) async throws -> PersistentDataStore {
         let (root, configuration) = (root, configuration)
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                do {
-                    continuation.resume(returning: try PersistentDataStore(name: name, root: root, configuration: configuration))
-                } catch BlobStoreError.storeLocked(_, let holder) {
-                    let daemon = holder.hasPrefix("blobd, ")
-                    continuation.resume(
-                        throwing: CLIError.storeInUse(
-                            store: name, holder: daemon ? String(holder.dropFirst("blobd, ".count)) : holder, daemon: daemon,
-                            waited: daemon ? .zero : configuration.lockWait))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+        return try await EmbeddedBackend.onDispatchThread {
+            do {
+                return try PersistentDataStore(name: name, root: root, configuration: configuration)
+            } catch BlobStoreError.storeLocked(_, let holder) {
+                let daemon = holder.hasPrefix("blobd, ")
+                throw CLIError.storeInUse(
+                    store: name, holder: daemon ? String(holder.dropFirst("blobd, ".count)) : holder, daemon: daemon,
+                    waited: daemon ? .zero : configuration.lockWait)
             }
         }
+    }
+
+    /// Runs blocking `body` on a dispatch thread and returns its result to the awaiting task. The
+    /// result passes through a mutex rather than the continuation alone: when `body` ends before the
+    /// task has suspended, the task goes on without the hand-off the thread sanitizer understands,
+    /// and it would take the store's fields, written on the other thread, for a race.
+    static func onDispatchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let box = Locked<Result<T, any Error>?>(nil)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async {
+                let result = Result { try body() }
+                box.withLock { $0 = result }
+                continuation.resume()
+            }
+        }
+        return try box.withLock { $0 }!.get()
     }
 
     /// Folders under the root whose names are valid store names.
