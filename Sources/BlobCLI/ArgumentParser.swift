@@ -158,6 +158,8 @@ public struct GlobalOptions: Sendable, Hashable {
     public var root: String?
     /// `--socket PATH`: the daemon's socket.
     public var socket: String?
+    /// `--wait SECONDS`: how long `--root` waits for another process to release a store.
+    public var wait: String?
     /// `--json`: machine-readable output.
     public var json = false
     /// `-h`/`--help` was given.
@@ -175,6 +177,9 @@ public struct GlobalOptions: Sendable, Hashable {
     public static let specs: [OptionSpec] = [
         OptionSpec("root", .value(metavar: "DIR"), help: "Use the store root DIR directly (embedded store, no daemon)."),
         OptionSpec("socket", .value(metavar: "PATH"), help: "Talk to the daemon at PATH (default: $BLOB_SOCKET, else the standard socket)."),
+        OptionSpec(
+            "wait", .value(metavar: "SECONDS"),
+            help: "With --root, wait up to SECONDS for another process to release a store (default: $BLOB_WAIT, else 10)."),
         OptionSpec("json", help: "Print machine-readable JSON instead of text."),
         OptionSpec("help", short: "h", help: "Show help information."),
     ]
@@ -228,6 +233,10 @@ public enum ArgumentParser {
                 let value = try takeValue("socket", inline: inline)
                 guard !value.isEmpty else { throw UsageError("'--socket' needs a path", command: result.command) }
                 result.globals.socket = value
+                continue
+            case "wait"?:
+                if result.globals.wait != nil { throw UsageError("'--wait' given twice", command: result.command) }
+                result.globals.wait = try takeValue("wait", inline: inline)
                 continue
             case "json"?:
                 if inline != nil { throw UsageError("'--json' takes no value", command: result.command) }

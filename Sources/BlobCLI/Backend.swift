@@ -28,6 +28,11 @@ public protocol BlobBackend: Sendable {
     /// instead of creating it; a backend that cannot tell may return the store anyway.
     func store(_ name: String, create: Bool) async throws -> any BlobStoring
 
+    /// The store `name` for commands that only read it (`get`, `stat`, `ls`): like
+    /// ``store(_:create:)`` without creating, but a backend may open it without excluding other
+    /// processes (the embedded one does, so these work while blobd serves the root).
+    func readOnlyStore(_ name: String) async throws -> any BlobStoring
+
     /// Every store with its totals, sorted by name.
     func stores() async throws -> [StoreSummary]
 
@@ -44,6 +49,11 @@ public protocol BlobBackend: Sendable {
 }
 
 extension BlobBackend {
+    /// ``store(_:create:)`` without creating.
+    public func readOnlyStore(_ name: String) async throws -> any BlobStoring {
+        try await store(name, create: false)
+    }
+
     /// Whether ``store(_:create:)`` without creating finds the store.
     public func storeExists(_ name: String) async throws -> Bool {
         do {
@@ -57,8 +67,9 @@ extension BlobBackend {
 
 /// The blobs in a root folder on this machine, used directly through ``PersistentDataStore``.
 ///
-/// Only one process can have a store open at a time: if `blobd` is serving the root, its stores
-/// report ``BlobStoreError/storeLocked(path:holder:)``.
+/// One process at a time may have a store open for writing: opening waits up to
+/// ``StoreConfiguration/lockWait`` for another `blob --root` to finish, and does not wait for `blobd`;
+/// both end in ``CLIError/storeInUse(store:holder:daemon:waited:)``.
 public struct EmbeddedBackend: BlobBackend {
     public let root: URL
     public let configuration: StoreConfiguration
@@ -71,14 +82,87 @@ public struct EmbeddedBackend: BlobBackend {
     public var location: String { "root \(root.path)" }
 
     public func store(_ name: String, create: Bool) async throws -> any BlobStoring {
-        if !create {
-            var isDirectory: ObjCBool = false
-            let path = root.appendingPathComponent(name, isDirectory: true).path
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CLIError.storeNotFound(store: name, location: location)
+        if !create { try requireStore(name) }
+        return try await open(name)
+    }
+
+    /// Opens the store without its lock: reads work while another process (blobd, another
+    /// `blob --root`) has it open, and see every blob committed before they start.
+    public func readOnlyStore(_ name: String) async throws -> any BlobStoring {
+        try requireStore(name)
+        return try await openReadOnly(name)
+    }
+
+    /// Whether the store's folder exists (opening nothing, so it works while another process holds it).
+    public func storeExists(_ name: String) async throws -> Bool {
+        do {
+            try requireStore(name)
+            return true
+        } catch CLIError.storeNotFound {
+            return false
+        }
+    }
+
+    private func requireStore(_ name: String) throws {
+        var isDirectory: ObjCBool = false
+        let path = root.appendingPathComponent(name, isDirectory: true).path
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CLIError.storeNotFound(store: name, location: location)
+        }
+    }
+
+    /// Opens the store read-only on a dispatch thread (opening may wait a moment for a split by
+    /// the writing process to end, which must not hold up the Swift concurrency pool).
+    func openReadOnly(_ name: String) async throws -> PersistentDataStore {
+        let (root, configuration) = (root, configuration)
+        return try await EmbeddedBackend.onDispatchThread { try PersistentDataStore(readingOnly: name, root: root, configuration: configuration) }
+    }
+
+    /// The default of ``lockWait(option:environment:)``.
+    public static let defaultLockWait = Duration.seconds(10)
+
+    /// How long to wait for another process to release a store: `--wait SECONDS`, else `$BLOB_WAIT`,
+    /// else ``defaultLockWait``. A usage error unless a number of seconds from 0 to 86,400.
+    public static func lockWait(option: String?, environment: [String: String]) throws -> Duration {
+        let (text, source): (String?, String) =
+            option != nil ? (option, "'--wait'") : (environment["BLOB_WAIT"].flatMap { $0.isEmpty ? nil : $0 }, "$BLOB_WAIT")
+        guard let text else { return defaultLockWait }
+        guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
+            throw UsageError("\(source) must be a number of seconds from 0 to 86400 (got '\(text)')", command: nil)
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// Opens the store `name` on a dispatch thread: opening may wait for the store's lock, which
+    /// must not hold up the Swift concurrency pool. Another holder becomes ``CLIError/storeInUse(store:holder:daemon:waited:)``.
+    func open(_ name: String) async throws -> PersistentDataStore {
+        let (root, configuration) = (root, configuration)
+        return try await EmbeddedBackend.onDispatchThread {
+            do {
+                return try PersistentDataStore(name: name, root: root, configuration: configuration)
+            } catch BlobStoreError.storeLocked(_, let holder) {
+                let daemon = holder.hasPrefix("blobd, ")
+                throw CLIError.storeInUse(
+                    store: name, holder: daemon ? String(holder.dropFirst("blobd, ".count)) : holder, daemon: daemon,
+                    waited: daemon ? .zero : configuration.lockWait)
             }
         }
-        return try PersistentDataStore(name: name, root: root, configuration: configuration)
+    }
+
+    /// Runs blocking `body` on a dispatch thread and returns its result to the awaiting task. The
+    /// result passes through a mutex rather than the continuation alone: when `body` ends before the
+    /// task has suspended, the task goes on without the hand-off the thread sanitizer understands,
+    /// and it would take the store's fields, written on the other thread, for a race.
+    static func onDispatchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let box = Locked<Result<T, any Error>?>(nil)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async {
+                let result = Result { try body() }
+                box.withLock { $0 = result }
+                continuation.resume()
+            }
+        }
+        return try box.withLock { $0 }!.get()
     }
 
     /// Folders under the root whose names are valid store names.
@@ -96,7 +180,7 @@ public struct EmbeddedBackend: BlobBackend {
     public func stores() async throws -> [StoreSummary] {
         var result: [StoreSummary] = []
         for name in try storeNames() {
-            let store = try PersistentDataStore(name: name, root: root, configuration: configuration)
+            let store = try await openReadOnly(name)
             result.append(StoreSummary(name: name, statistics: try await store.statistics()))
         }
         return result
@@ -105,14 +189,14 @@ public struct EmbeddedBackend: BlobBackend {
     public func verify(_ store: String?) async throws -> [StoreVerification] {
         let names: [String]
         if let store {
-            _ = try await self.store(store, create: false)
+            try requireStore(store)
             names = [store]
         } else {
             names = try storeNames()
         }
         var result: [StoreVerification] = []
         for name in names {
-            let store = try PersistentDataStore(name: name, root: root, configuration: configuration)
+            let store = try await openReadOnly(name)
             result.append(StoreVerification(name: name, report: try await store.verify()))
         }
         return result

@@ -111,7 +111,8 @@ public enum BlobCLI {
     static func makeBackend(_ globals: GlobalOptions, environment: [String: String], daemon: DaemonConnector?) async throws -> any BlobBackend {
         switch BackendChoice.resolve(globals, environment: environment) {
         case .embedded(let root):
-            return EmbeddedBackend(root: URL(fileURLWithPath: root))
+            let wait = try EmbeddedBackend.lockWait(option: globals.wait, environment: environment)
+            return EmbeddedBackend(root: URL(fileURLWithPath: root), configuration: StoreConfiguration(lockWait: wait))
         case .daemon(let socket):
             if let daemon { return try await daemon(socket) }
             let reason: String

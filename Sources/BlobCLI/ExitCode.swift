@@ -52,7 +52,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
             case .storeNotFound, .nothingMatches: return .notFound
             case .daemonUnreachable: return .unavailable
             case .localIO: return .ioError
-            case .problemsFound, .binaryOutputToTerminal, .noFileName, .notConfirmed: return .failure
+            case .problemsFound, .binaryOutputToTerminal, .noFileName, .notConfirmed, .storeInUse: return .failure
             }
         case let error as BlobStoreError:
             switch error {
@@ -95,6 +95,10 @@ public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
     case nothingMatches(what: String)
     /// A confirmation prompt was answered with something other than yes.
     case notConfirmed(what: String)
+    /// With `--root`, another process holds the store's lock: `holder` as its lock file names it
+    /// (`pid N`), `daemon` when that is the blobd serving the root (never waited for), `waited` how
+    /// long this process waited for it.
+    case storeInUse(store: String, holder: String, daemon: Bool, waited: Duration)
 
     public var description: String {
         switch self {
@@ -114,7 +118,23 @@ public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
             return "no blobs to remove in \(what)"
         case .notConfirmed(let what):
             return "not confirmed; \(what)"
+        case .storeInUse(let store, let holder, let daemon, let waited):
+            if daemon {
+                return "store '\(store)' is served by blobd (\(holder)); use blob without '--root' (through the daemon) or stop blobd"
+            }
+            if waited > .zero {
+                return "store '\(store)' is still in use by another process (\(holder)) after waiting \(CLIError.seconds(waited)); "
+                    + "retry when it has finished, or wait longer with '--wait SECONDS'"
+            }
+            return "store '\(store)' is in use by another process (\(holder)); retry when it has finished, or wait for it with '--wait SECONDS'"
         }
+    }
+
+    /// `10 s`, `0.5 s`.
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if attoseconds == 0 { return "\(seconds) s" }
+        return "\(Double(seconds) + Double(attoseconds) / 1e18) s"
     }
 
     /// Whether writing failed because the reader of standard output went away (`blob get … | head`).

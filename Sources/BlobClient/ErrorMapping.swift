@@ -74,7 +74,9 @@ enum ErrorMapping {
             let size = headers?.first(name: "Content-Range").flatMap { $0.split(separator: "/").last }.flatMap { Int64($0) } ?? -1
             return BlobStoreError.rangeNotSatisfiable(store: store, identifier: identifier, size: size)
         case "store_locked":
-            return BlobStoreError.storeLocked(path: "store '\(store)' (served by blobd)", holder: reason)
+            // blobd's message is its own `storeLocked` sentence: keep just the holder's pid from it.
+            let holder = message.range(of: #"pid [0-9]+"#, options: .regularExpression).map { String(message[$0]) } ?? "unknown process"
+            return BlobStoreError.storeLocked(path: "store '\(store)' (served by blobd)", holder: holder)
         case "corrupt":
             return BlobStoreError.corrupt(path: "store '\(store)' (served by blobd)", reason: reason)
         case "unsupported_format":

@@ -47,7 +47,7 @@ struct GetCommand: BlobCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try await context.backend.store(address.store, create: false)
+        let store = try await context.backend.readOnlyStore(address.store)
         let target = try output.map { try Self.outputPath($0, identifier: address.identifier) }
         var byteRange: Range<Int64>?
         if let range {

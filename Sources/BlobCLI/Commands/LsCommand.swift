@@ -47,7 +47,7 @@ struct LsCommand: BlobCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try await context.backend.store(self.store, create: false)
+        let store = try await context.backend.readOnlyStore(self.store)
         var query = self.query
         var items: [BlobMetadata] = []
         var printedHeader = false

@@ -16,7 +16,7 @@ struct StatCommand: BlobCommand {
     }
 
     func run(_ context: CommandContext) async throws {
-        let store = try await context.backend.store(address.store, create: false)
+        let store = try await context.backend.readOnlyStore(address.store)
         let metadata = try await store.head(address.identifier)
         try await context.emit(
             json: JSONOutput.metadata(metadata, store: address.store),

@@ -13,7 +13,8 @@ import Foundation
 /// committed in batches that share their folder syncs (group commit).
 ///
 /// Instances are cheap: all instances on the same folder in a process share one engine. Another
-/// process opening the same store gets ``BlobStoreError/storeLocked(path:holder:)``.
+/// process opening the same store waits up to ``StoreConfiguration/lockWait`` for this one to close
+/// it, then gets ``BlobStoreError/storeLocked(path:holder:)``.
 public final class PersistentDataStore: BlobStoring, Sendable {
     /// The store's name (its folder's name under the root).
     public let name: String
@@ -29,8 +30,30 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         self.name = name
         self.rootURL = root.standardizedFileURL
         self.configuration = configuration
-        core = try StoreRegistry.core(root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity)
+        core = try StoreRegistry.core(
+            root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity, lockWait: configuration.lockWait)
     }
+
+    /// Opens the existing store `name` under `root` (default: ``StoreRoot/defaultURL``) for reading
+    /// only, without taking its lock, so it works while another process (blobd, or another program
+    /// with the store open) holds the store and changes it. The async reads (get, head, stream,
+    /// download, list, statistics, verify) see every blob whose put was acknowledged before they
+    /// started, following the other process's bucket splits (see "Processes" in STORAGE.md). Every
+    /// change (put, remove, remove-all, through any API) fails with
+    /// ``BlobStoreError/io(operation:path:errno:)`` and `EROFS`; ``changes()`` and
+    /// ``observeChanges(_:)`` report nothing (the other process's changes are not seen as events).
+    /// `configuration` matters only for reads (``StoreConfiguration/inlineCachedReads``). Throws
+    /// `ENOENT` when the store's folder does not exist; creates nothing.
+    public init(readingOnly name: String, root: URL = StoreRoot.defaultURL, configuration: StoreConfiguration = StoreConfiguration()) throws {
+        try StoreName.validate(name)
+        self.name = name
+        self.rootURL = root.standardizedFileURL
+        self.configuration = configuration
+        core = try StoreRegistry.readOnlyCore(root: rootURL.path, name: name)
+    }
+
+    /// Whether this instance was opened with ``init(readingOnly:root:configuration:)``.
+    public var isReadOnly: Bool { core.readOnly }
 
     /// The store's folder.
     public var folderURL: URL { rootURL.appendingPathComponent(name, isDirectory: true) }
@@ -47,6 +70,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Stores `data` under `identifier` (a new UUID string when `nil`) and returns the new version's metadata.
     @discardableResult
     public func put(_ data: Data, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        try core.refuseIfReadOnly("put")
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         return try await writeAndCommit { [core, durable, configuration] in
             let writer = try TempBlobWriter(core: core, identifier: id, options: options, durable: durable, maximumSize: configuration.maximumBlobSize)
@@ -64,6 +88,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     @discardableResult
     public func put<Chunks: AsyncSequence>(chunks: Chunks, identifier: String?, options: PutOptions) async throws -> BlobMetadata
     where Chunks.Element == Data {
+        try core.refuseIfReadOnly("put")
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         let writer = try await onIO { [core, durable, configuration] in
             try TempBlobWriter(core: core, identifier: id, options: options, durable: durable, maximumSize: configuration.maximumBlobSize)
@@ -83,6 +108,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Stores the contents of the file at `fileURL`, read in 1 MiB chunks.
     @discardableResult
     public func put(contentsOf fileURL: URL, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        try core.refuseIfReadOnly("put")
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         return try await writeAndCommit { [core, durable, configuration] in
             let path = fileURL.path
@@ -153,7 +179,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         // several times a cached 4 KiB read.
         if configuration.inlineCachedReads, let content = core.contentIfCached(identifier) { return content }
         return try await core.read { [core] in
-            let blob = try core.openCurrent(identifier)
+            let blob = try core.openLatest(identifier)
             defer { try? blob.descriptor.close() }
             return try core.content(of: blob, range: 0..<blob.header.size)
         }
@@ -163,7 +189,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     public func get(_ identifier: String, range: Range<Int64>) async throws -> Data {
         try BlobIdentifier.validate(identifier)
         return try await core.read { [core, name] in
-            let blob = try core.openCurrent(identifier, readLength: 4096)
+            let blob = try core.openLatest(identifier, readLength: 4096)
             defer { try? blob.descriptor.close() }
             let clamped = try ContentInspection.clamp(range, size: blob.header.size, store: name, identifier: identifier)
             return try core.content(of: blob, range: clamped)
@@ -174,7 +200,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     public func stream(_ identifier: String, range: Range<Int64>?, chunkSize: Int) async throws -> BlobByteStream {
         try BlobIdentifier.validate(identifier)
         let (blob, clamped) = try await core.read { [core, name] in
-            let blob = try core.openCurrent(identifier, readLength: 4096)
+            let blob = try core.openLatest(identifier, readLength: 4096)
             do {
                 let clamped = try ContentInspection.clamp(range ?? 0..<blob.header.size, size: blob.header.size, store: name, identifier: identifier)
                 return (UncheckedSendable(blob), clamped)
@@ -190,7 +216,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Writes a blob's content to `fileURL` (through a temp file beside it, renamed when complete).
     public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
         try BlobIdentifier.validate(identifier)
-        let blob = try await core.read { [core] in UncheckedSendable(try core.openCurrent(identifier, readLength: 4096)) }.value
+        let blob = try await core.read { [core] in UncheckedSendable(try core.openLatest(identifier, readLength: 4096)) }.value
         return try await onIO {
             defer { try? blob.descriptor.close() }
             let target = fileURL.path
@@ -233,7 +259,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
             return blob.header.metadata
         }
         return try await core.read { [core] in
-            let blob = try core.openCurrent(identifier, readLength: 4096)
+            let blob = try core.openLatest(identifier, readLength: 4096)
             try? blob.descriptor.close()
             return blob.header.metadata
         }
@@ -255,6 +281,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     @discardableResult
     public func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
         try BlobIdentifier.validate(identifier)
+        try core.refuseIfReadOnly("remove")
         guard case .removed(_, let existed) = try await core.commit(.remove(identifier: identifier, condition: condition, durable: durable)) else {
             preconditionFailure("a remove commits to .removed")
         }
@@ -263,13 +290,17 @@ public final class PersistentDataStore: BlobStoring, Sendable {
 
     /// Removes every blob of the store.
     public func removeAll() async throws {
+        try core.refuseIfReadOnly("remove all")
         _ = try await core.commit(.removeAll(durable: durable))
     }
 
     // MARK: - Listing, totals, changes
 
-    /// Count and total content size (the first call scans the store; later ones are O(1)).
-    public func statistics() async throws -> StoreStatistics { try await core.statistics() }
+    /// Count and total content size (the first call scans the store; later ones are O(1); a store
+    /// opened read-only counts afresh every time, as another process changes it).
+    public func statistics() async throws -> StoreStatistics {
+        core.readOnly ? try await core.countedStatistics() : try await core.statistics()
+    }
 
     /// One page of blobs' metadata; see ``ListQuery``.
     public func list(_ query: ListQuery) async throws -> ListPage { try await core.list(query) }
@@ -288,7 +319,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     }
 
     /// Checks every blob against its checksum and reports damaged and foreign files.
-    public func verify() async throws -> VerificationReport { try await core.verify() }
+    public func verify() async throws -> VerificationReport { try await core.scanned { try await core.verify() } }
 
     // MARK: - Helpers
 

@@ -16,16 +16,22 @@ public struct StoreConfiguration: Hashable, Sendable {
     /// over many cached gets runs like any synchronous loop (yield if others must run meanwhile).
     /// `false` sends every read through the queue.
     public var inlineCachedReads: Bool
+    /// How long opening a store waits while another process holds its lock (`.lock`), before
+    /// throwing ``BlobStoreError/storeLocked(path:holder:)`` (default zero: throw at once). Opening
+    /// does not wait for a holder that is `blobd` serving the root: it would not let go. The wait
+    /// blocks the opening thread (and other opens of stores in this process).
+    public var lockWait: Duration
 
     /// Creates a configuration.
     public init(
         durability: Durability = .durable, maximumBlobSize: Int64 = 1 << 40, bucketCapacity: Int = 8192,
-        inlineCachedReads: Bool = true
+        inlineCachedReads: Bool = true, lockWait: Duration = .zero
     ) {
         self.durability = durability
         self.maximumBlobSize = maximumBlobSize
         self.bucketCapacity = max(2, bucketCapacity)
         self.inlineCachedReads = inlineCachedReads
+        self.lockWait = lockWait
     }
 }
 

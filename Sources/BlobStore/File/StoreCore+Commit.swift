@@ -69,6 +69,11 @@ extension StoreCore {
     func submit(
         _ mutation: Mutation, inline: Bool = false, completion: @escaping @Sendable (Result<MutationOutcome, any Error>) -> Void
     ) {
+        // Every change passes here: a read-only engine (no lock) must commit none.
+        if readOnly {
+            completion(.failure(readOnlyRefusal("change")))
+            return
+        }
         guard enqueue(mutation, completion) else { return }
         if mutation.durable || !inline {
             commitQueue.async { self.drain() }

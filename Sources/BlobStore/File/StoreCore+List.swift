@@ -22,7 +22,7 @@ extension StoreCore {
         var items: [BlobMetadata] = []
         var more = false
         while true {
-            let step = try await read { [after, from] () throws -> (items: [BlobMetadata], nextBound: [UInt8]?, done: Bool) in
+            let step = try await readStep { [after, from] () throws -> (items: [BlobMetadata], nextBound: [UInt8]?, done: Bool) in
                 let start = after.map { $0.lexicographicallyPrecedes(from) ? from : $0 } ?? from
                 let index = self.confined.map.index(for: start)
                 let bucket = self.confined.map.buckets[index]
@@ -66,7 +66,7 @@ extension StoreCore {
         var bucketCount = 1
         while bucketIndex < bucketCount {
             let index = bucketIndex
-            let (found, count) = try await read { () throws -> ([BlobMetadata], Int) in
+            let (found, count) = try await readStep { () throws -> ([BlobMetadata], Int) in
                 let buckets = self.confined.map.buckets
                 guard index < buckets.count else { return ([], buckets.count) }
                 let folder = self.bucketPath(buckets[index].number)

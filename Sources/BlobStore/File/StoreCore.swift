@@ -121,12 +121,20 @@ final class StoreCore: @unchecked Sendable {
     let commitLog = Locked<[CommitEvent]?>(nil)
     /// The order of the article calls made through any ``PersistentDataStore`` on this folder.
     let articleCallOrder = ArticleCallOrder()
-    private let lockDescriptor: FileDescriptor
+    /// `nil` for a read-only engine, which takes no lock.
+    private let lockDescriptor: FileDescriptor?
+    /// Whether this engine only reads a store that another process may be changing (see
+    /// ``init(readingOnly:name:)`` and "Processes" in STORAGE.md).
+    let readOnly: Bool
+    /// Read-only engines: the text of the manifest `confined.map` was read from, replaced together
+    /// with the map (inside a barrier), so a read can tell whether the map moved on since.
+    let manifestSeen = Locked("")
 
     /// Opens (creating if needed) the store `name` under `root`: takes its lock, finishes an interrupted
     /// split, and clears temp files and unreclaimed versions a crash left behind. Does not scan blobs.
-    init(root: String, name: String, bucketCapacity: Int) throws {
+    init(root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero) throws {
         try StoreName.validate(name)
+        readOnly = false
         self.name = name
         self.bucketCapacity = bucketCapacity
         storePath = root + "/" + name
@@ -148,8 +156,9 @@ final class StoreCore: @unchecked Sendable {
         for path in [storePath, bucketsPath, tempPath, trashPath] {
             if try io("create folder", path, { try FileSystem.makeDirectory(path) }) { created.append(path) }
         }
-        lockDescriptor = try StoreCore.lock(storePath + "/.lock")
-        syncWarning = StoreCore.probeSyncs(folder: storePath, file: lockDescriptor, filePath: storePath + "/.lock")
+        let lock = try StoreCore.lock(storePath + "/.lock", root: root, wait: lockWait)
+        lockDescriptor = lock
+        syncWarning = StoreCore.probeSyncs(folder: storePath, file: lock, filePath: storePath + "/.lock")
         do {
             var map: BucketMap
             if let text = try? String(contentsOfFile: manifestPath, encoding: .utf8) {
@@ -183,7 +192,7 @@ final class StoreCore: @unchecked Sendable {
                 }
             }
         } catch {
-            try? lockDescriptor.close()
+            try? lock.close()
             throw error
         }
     }
@@ -224,7 +233,40 @@ final class StoreCore: @unchecked Sendable {
         }
     }
 
-    deinit { try? lockDescriptor.close() }
+    /// Opens the existing store `name` under `root` for reading only, without its lock, so another
+    /// process may hold it and change the store meanwhile: creates, finishes and removes nothing, and
+    /// commits nothing (see "Processes" in STORAGE.md for what such a reader may observe).
+    init(readingOnly root: String, name: String) throws {
+        try StoreName.validate(name)
+        readOnly = true
+        self.name = name
+        bucketCapacity = Int.max
+        storePath = root + "/" + name
+        bucketsPath = storePath + "/b"
+        tempPath = storePath + "/tmp"
+        trashPath = storePath + "/trash"
+        manifestPath = storePath + "/manifest"
+        let label = "blobstore.\(name).read-only"
+        queue = DispatchQueue(label: label, qos: .default, attributes: .concurrent)
+        commitQueue = DispatchQueue(label: label + ".commit", qos: .default)
+        ioQueues = IOQueues(label: label + ".io")
+        reclaimQueue = DispatchQueue(label: label + ".reclaim", qos: .utility)
+        broadcaster = ChangeBroadcaster(store: name)
+        syncRound = SyncRound(label: label)
+        lockDescriptor = nil
+        syncWarning = nil
+        try StoreCore.checkFormat(root)
+        let folder = root + "/" + name
+        let status = try io("open store", folder) { try FileSystem.statusIfExists(folder) }
+        guard let status, status.kind == .directory else {
+            throw BlobStoreError.io(operation: "open store", path: folder, errno: status == nil ? .noSuchFileOrDirectory : .notDirectory)
+        }
+        let (text, map) = try StoreCore.settledManifest(at: folder + "/manifest")
+        confined = Confined(map: map, published: publishedMap)
+        manifestSeen.withLock { $0 = text }
+    }
+
+    deinit { try? lockDescriptor?.close() }
 
     /// Whether relaxed puts may write anonymous temp files here. The first call probes the temp folder
     /// (concurrent first calls may each probe; they agree); after a refusal, always `false`.
@@ -259,42 +301,72 @@ final class StoreCore: @unchecked Sendable {
 
     // MARK: - Root and lock
 
+    /// Whether `root` has its format marker; throws when the marker names another layout version.
+    @discardableResult
+    private static func checkFormat(_ root: String) throws -> Bool {
+        let marker = root + "/" + StoreRoot.formatFileName
+        guard let text = try? String(contentsOfFile: marker, encoding: .utf8) else { return false }
+        let line = text.split(separator: "\n").first.map(String.init) ?? ""
+        guard line == "blobstore \(StoreRoot.formatVersion)" else {
+            throw BlobStoreError.unsupportedFormat(path: marker, found: line)
+        }
+        return true
+    }
+
     private static func prepareRoot(_ root: String) throws {
         let created = try io("create root folder", root) { try FileSystem.makeDirectories(root) }
         try syncParents(of: created)
+        if try checkFormat(root) { return }
         let marker = root + "/" + StoreRoot.formatFileName
-        if let text = try? String(contentsOfFile: marker, encoding: .utf8) {
-            let line = text.split(separator: "\n").first.map(String.init) ?? ""
-            guard line == "blobstore \(StoreRoot.formatVersion)" else {
-                throw BlobStoreError.unsupportedFormat(path: marker, found: line)
-            }
-            return
-        }
         // Several processes may open a new root at once: each writes its own temp file (a shared one
         // could be truncated by one while another renames it, leaving an empty marker for good).
         try writeDurably(Array("blobstore \(StoreRoot.formatVersion)\n".utf8), to: marker, temp: marker + "." + uniqueName("tmp-"))
     }
 
-    private static func lock(_ path: String) throws -> FileDescriptor {
+    /// Takes the store's lock, waiting up to `wait` for another process to release it, but not for
+    /// blobd (the holder whose pid the root's `.blobd.lock` names): a daemon keeps its stores open.
+    /// The lock file then says `pid N` for whoever holds it.
+    private static func lock(_ path: String, root: String, wait: Duration) throws -> FileDescriptor {
         let fd = try io("open lock file", path) {
             try FileDescriptor.open(path, [.readWrite, .create], permissions: 0o644)
         }
         let acquired: Bool
-        do { acquired = try fd.lock(exclusive: true, nonBlocking: true) } catch {
+        do {
+            acquired = try fd.lockExclusive(waitingUpTo: wait) { lockHolder(fd, root: root).daemon }
+        } catch {
             try? fd.close()
             throw BlobStoreError.io(operation: "lock", path: path, errno: error)
         }
         if !acquired {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let count = (try? buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 0, into: $0) }) ?? 0
+            let holder = lockHolder(fd, root: root)
             try? fd.close()
-            let holder = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw BlobStoreError.storeLocked(path: path, holder: holder.isEmpty ? "unknown process" : holder)
+            throw BlobStoreError.storeLocked(path: path, holder: holder.description)
         }
         let text = Array("pid \(getpid())\n".utf8)
         try? fd.resize(to: 0)
         try? text.withUnsafeBytes { try fd.writeAll(toAbsoluteOffset: 0, $0) }
         return fd
+    }
+
+    /// Who holds a store's lock, as its lock file says (`pid N`), and whether that is the blobd
+    /// serving `root` (its `.blobd.lock` names the same pid).
+    private static func lockHolder(_ fd: FileDescriptor, root: String) -> (description: String, daemon: Bool) {
+        let holder = firstLine(fd)
+        guard !holder.isEmpty else { return ("unknown process", false) }
+        let daemonLock = try? FileDescriptor.open(root + "/.blobd.lock", [.readOnly])
+        let daemon = daemonLock.map { lock in
+            defer { try? lock.close() }
+            return firstLine(lock) == holder
+        } ?? false
+        return (daemon ? "blobd, \(holder)" : holder, daemon)
+    }
+
+    /// The first line of a small file such as a lock file, without surrounding white space.
+    private static func firstLine(_ fd: FileDescriptor) -> String {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = (try? buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 0, into: $0) }) ?? 0
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        return (text.split(separator: "\n").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
     }
 
     /// Writes `bytes` to `path` atomically and durably: temp file, fsync, rename, fsync folder.

@@ -12,12 +12,25 @@ enum StoreRegistry {
     /// Owned here; every access holds the mutex (also while opening, so two opens cannot race).
     private static let cores = Locked<[String: WeakCore]>([:])
 
-    static func core(root: String, name: String, bucketCapacity: Int) throws -> StoreCore {
+    static func core(root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero) throws -> StoreCore {
         let key = root + "/" + name
         return try cores.withLock { cores in
             if let existing = cores[key]?.core { return existing }
-            let core = try StoreCore(root: root, name: name, bucketCapacity: bucketCapacity)
+            let core = try StoreCore(root: root, name: name, bucketCapacity: bucketCapacity, lockWait: lockWait)
             cores[key] = WeakCore(core)
+            return core
+        }
+    }
+
+    /// A read-only engine for the store (see ``StoreCore/init(readingOnly:name:)``), kept apart from
+    /// the engine that has the store open for writing: it reads only the files, just as it would
+    /// from another process.
+    static func readOnlyCore(root: String, name: String) throws -> StoreCore {
+        let key = root + "/" + name
+        return try cores.withLock { cores in
+            if let existing = cores[key + "\u{0}read-only"]?.core { return existing }
+            let core = try StoreCore(readingOnly: root, name: name)
+            cores[key + "\u{0}read-only"] = WeakCore(core)
             return core
         }
     }

@@ -35,6 +35,7 @@ final class TempBlobWriter: @unchecked Sendable {
     /// carries the old version's `created` over), and every lookup here is a read on the store's
     /// queue that would wait for any commit in progress.
     init(core: StoreCore, identifier: String, options: PutOptions, durable: Bool, maximumSize: Int64) throws {
+        try core.refuseIfReadOnly("put")  // before any temp file is made in a store this engine must not write
         self.core = core
         self.identifier = identifier
         self.options = options

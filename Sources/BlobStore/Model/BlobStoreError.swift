@@ -24,7 +24,8 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case rangeNotSatisfiable(store: String, identifier: String, size: Int64)
     /// A system call failed.
     case io(operation: String, path: String, errno: Errno)
-    /// Another process has this store open.
+    /// Another process has this store open: `path` is its lock file, `holder` says who (`pid N`, or
+    /// `blobd, pid N` for the daemon serving the root).
     case storeLocked(path: String, holder: String)
     /// A stored file is damaged or foreign.
     case corrupt(path: String, reason: String)
@@ -59,7 +60,11 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .io(let operation, let path, let errno):
             return "\(operation) failed for \(path): \(errno)"
         case .storeLocked(let path, let holder):
-            return "store \(path) is in use by another process (\(holder)); use that process (for example blobd) or stop it"
+            // One sentence whoever builds it: `path` names the lock file (or, from a client, the store
+            // as blobd serves it), `holder` the process (`pid N`, `blobd, pid N`).
+            return holder.hasPrefix("blobd")
+                ? "\(path) is held by \(holder); go through blobd, or stop it"
+                : "\(path) is in use by another process (\(holder)); wait for it to finish, or stop it"
         case .corrupt(let path, let reason):
             return "corrupt file \(path): \(reason)"
         case .unsupportedFormat(let path, let found):
