@@ -103,6 +103,26 @@ class CommandLineTests(unittest.TestCase):
         finally:
             quiet.stop()
 
+    def test_a_relative_xdg_runtime_dir_is_ignored(self) -> None:
+        fallback = f"/tmp/blobstore-{os.getuid()}/blobd.sock"
+        if os.path.exists(fallback):
+            self.skipTest(f"{fallback} exists (a daemon of this user may be running)")
+        tmp = temp_dir(self)
+        env = dict(os.environ)
+        env.update({"XDG_DATA_HOME": os.path.join(tmp, "data"), "XDG_RUNTIME_DIR": "relative/run"})
+        proc = subprocess.Popen([blobd_binary()], env=env, cwd=tmp, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+        try:
+            self.assertTrue(wait_until(lambda: os.path.exists(fallback), 20))
+            self.assertFalse(os.path.exists(os.path.join(tmp, "relative")))
+            with bc.BlobdClient(fallback) as client:
+                self.assertTrue(client.health())
+        finally:
+            proc.terminate()
+            proc.wait(20)
+            if proc.stderr:
+                proc.stderr.close()
+
     def test_default_root_and_socket_come_from_xdg_variables(self) -> None:
         tmp = temp_dir(self)
         env = {"XDG_DATA_HOME": os.path.join(tmp, "data"), "XDG_RUNTIME_DIR": os.path.join(tmp, "run"),
