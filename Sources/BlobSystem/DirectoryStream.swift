@@ -21,6 +21,9 @@ public struct DirectoryEntry: Hashable, Sendable {
 
 /// Reads directory entries with `opendir`/`readdir` (cheaper than Foundation's listing here).
 public enum DirectoryStream {
+    /// Where `d_name` starts in a `dirent`.
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+
     /// Calls `body` for every entry of `path` except `.` and `..`, in directory order; `body` returns `false` to stop.
     public static func forEachEntry(of path: String, _ body: (DirectoryEntry) throws -> Bool) throws {
         guard let dir = opendir(path) else { throw Errno.current }
@@ -31,9 +34,10 @@ public enum DirectoryStream {
                 if errno != 0 { throw Errno.current }
                 return
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
+            // Read the name in place, up to its NUL: `entry.pointee.d_name` would copy all 256 bytes
+            // of the field, but the kernel's record ends after the name, so the last entry of a
+            // `getdents` buffer can end before the field does (AddressSanitizer: heap-buffer-overflow).
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: DirectoryStream.nameOffset).assumingMemoryBound(to: CChar.self))
             if name == "." || name == ".." { continue }
             let kind: DirectoryEntry.Kind
             switch Int32(entry.pointee.d_type) {
