@@ -67,6 +67,18 @@ extension StoreCore {
     private func quarantine(_ paths: [String]) throws -> [QuarantinedEntry] {
         guard !paths.isEmpty else { return [] }
         let folder = storePath + "/quarantine"
+        var paths = paths
+        // Something other than a folder (a file, a link, which could lead out of the store) under the
+        // name `quarantine` is itself a finding: set aside first, then moved in like the others.
+        var aside: String?
+        if try io("check folder", folder, { try StoreCore.exists(folder) }),
+            try io("check folder", folder, { try FileSystem.linkStatus(folder) }).kind != .directory
+        {
+            let name = storePath + "/" + StoreCore.uniqueName(".quarantine-")
+            try io("move aside", folder) { try FileSystem.rename(folder, to: name) }
+            paths = paths.map { $0 == folder ? name : $0 }
+            aside = name
+        }
         if try io("create folder", folder, { try FileSystem.makeDirectory(folder) }) {
             try io("sync folder", storePath) { try FileSystem.syncDirectory(storePath) }
         }
@@ -75,14 +87,15 @@ extension StoreCore {
         var sources: Set<String> = []
         var counter = 0
         for path in paths {
-            let relative = path.hasPrefix(storePath + "/") ? String(path.dropFirst(storePath.count + 1)) : path
+            let original = path == aside ? folder : path
+            let relative = original.hasPrefix(storePath + "/") ? String(original.dropFirst(storePath.count + 1)) : original
             var target: String
             repeat {
                 counter += 1
                 target = folder + "/" + stamp + "-\(counter)-" + StoreCore.escapedForQuarantine(relative)
             } while try io("check quarantine name", target, { try StoreCore.exists(target) })
             try io("move to quarantine", path) { try FileSystem.rename(path, to: target) }
-            moved.append(QuarantinedEntry(from: path, to: target))
+            moved.append(QuarantinedEntry(from: original, to: target))
             sources.insert(StoreCore.parent(of: path))
         }
         for touched in sources.sorted() + [folder] {

@@ -71,6 +71,33 @@ import Testing
         #expect(try quarantined(folder + "/notes.txt") == Data("top".utf8))
     }
 
+    @Test func aFileNamedQuarantineIsQuarantinedToo() async throws {
+        let store = try PersistentDataStore(name: "q", root: root.url, configuration: StoreConfiguration(durability: .relaxed))
+        try await store.put(Data("x".utf8), identifier: "x")
+        let folder = store.folderURL.path
+        let outside = root.url.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: folder + "/quarantine", contents: Data("not a folder".utf8)))
+        #expect(FileManager.default.createFile(atPath: folder + "/junk", contents: Data("junk".utf8)))
+        let report = try await store.verify(repair: true)
+        let moved = try #require(report.quarantined)
+        #expect(Set(moved.map(\.from)) == [folder + "/quarantine", folder + "/junk"])
+        let file = try #require(moved.first { $0.from == folder + "/quarantine" }).to
+        #expect(file.hasPrefix(folder + "/quarantine/") && file.hasSuffix("-quarantine"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("not a folder".utf8))
+        #expect(try await store.verify().isClean)
+
+        // A link named quarantine (to a folder outside the store) is moved in, and nothing goes through it.
+        let other = try PersistentDataStore(name: "l", root: root.url, configuration: StoreConfiguration(durability: .relaxed))
+        let otherFolder = other.folderURL.path
+        try FileManager.default.createSymbolicLink(atPath: otherFolder + "/quarantine", withDestinationPath: outside)
+        #expect(FileManager.default.createFile(atPath: otherFolder + "/junk", contents: Data("junk".utf8)))
+        let linked = try #require(try await other.verify(repair: true).quarantined)
+        #expect(Set(linked.map(\.from)) == [otherFolder + "/quarantine", otherFolder + "/junk"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+        #expect(try await other.verify().isClean)
+    }
+
     @Test func readOnlyEngineRefusesRepair() async throws {
         let writer = try PersistentDataStore(name: "ro", root: root.url, configuration: StoreConfiguration(durability: .relaxed))
         try await writer.put(Data("x".utf8), identifier: "x")
