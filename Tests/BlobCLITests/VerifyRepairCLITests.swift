@@ -86,6 +86,10 @@ struct VerifyRepairCLITests {
         #expect(try blob(["put", "s/bad"], input: Data(repeating: 3, count: 3000)).status == 0)
         let damaged = try Self.damageFileLarger(than: 3000, in: root + "/s")
         #expect(try blob(["verify", "s"]).status == 1)
+        // With --root a repair needs the store's lock, which the daemon holds: refused, nothing moved.
+        let local = try runBlob(["--root", root, "verify", "--repair", "s"])
+        #expect(local.status == 1 && local.errorText.contains("blobd"), "\(local.errorText)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/s/quarantine"))
         let value = try blob(["--json", "verify", "--repair", "s"]).json()
         let stores = try #require(value["stores"] as? [[String: Any]])
         let moved = try #require(stores.first?["quarantined"] as? [[String: String]], "\(value)")
