@@ -42,6 +42,10 @@ public protocol BlobBackend: Sendable {
     /// Checks one store (or all, when `nil`) against its checksums.
     func verify(_ store: String?) async throws -> [StoreVerification]
 
+    /// ``verify(_:)``, and with `repair` moves every corrupt and orphaned entry into the store's
+    /// `quarantine/` folder (listed in each report's `quarantined`).
+    func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification]
+
     /// Change events of one store (or of all, when `nil`), from now until the stream is dropped;
     /// `status` hears when the source goes away and comes back (the daemon restarting).
     /// Throws a ``UsageError`` if this backend cannot watch (the embedded one sees only its own changes).
@@ -49,6 +53,12 @@ public protocol BlobBackend: Sendable {
 }
 
 extension BlobBackend {
+    /// ``verify(_:)``; a backend without files to move refuses `repair`.
+    public func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
+        guard repair else { return try await verify(store) }
+        throw UsageError("'verify --repair' needs --root or the daemon", command: "verify")
+    }
+
     /// ``store(_:create:)`` without creating.
     public func readOnlyStore(_ name: String) async throws -> any BlobStoring {
         try await store(name, create: false)
@@ -186,7 +196,11 @@ public struct EmbeddedBackend: BlobBackend {
         return result
     }
 
-    public func verify(_ store: String?) async throws -> [StoreVerification] {
+    public func verify(_ store: String?) async throws -> [StoreVerification] { try await verify(store, repair: false) }
+
+    /// A check opens each store read-only (it works while blobd serves the root); a repair moves
+    /// files, so it opens each store for writing, waiting for its lock like any change.
+    public func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
         let names: [String]
         if let store {
             try requireStore(store)
@@ -196,8 +210,8 @@ public struct EmbeddedBackend: BlobBackend {
         }
         var result: [StoreVerification] = []
         for name in names {
-            let store = try await openReadOnly(name)
-            result.append(StoreVerification(name: name, report: try await store.verify()))
+            let store = repair ? try await open(name) : try await openReadOnly(name)
+            result.append(StoreVerification(name: name, report: try await store.verify(repair: repair)))
         }
         return result
     }

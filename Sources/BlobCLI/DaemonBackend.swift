@@ -40,13 +40,15 @@ public struct DaemonBackend: BlobBackend {
         try await client.stores().contains { $0.name == name }
     }
 
-    public func verify(_ store: String?) async throws -> [StoreVerification] {
+    public func verify(_ store: String?) async throws -> [StoreVerification] { try await verify(store, repair: false) }
+
+    public func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
         let names: [String]
         if let store { names = [store] } else { names = try await client.stores().map(\.name) }
         var result: [StoreVerification] = []
         for name in names {
             do {
-                result.append(StoreVerification(name: name, report: try await client.verify(store: name)))
+                result.append(StoreVerification(name: name, report: try await client.verify(store: name, repair: repair)))
             } catch BlobStoreError.notFound {
                 throw CLIError.storeNotFound(store: name, location: location)
             }

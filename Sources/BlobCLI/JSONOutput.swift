@@ -124,7 +124,9 @@ public enum JSONOutput {
             ("store", .string(result.name)), ("healthy", .int(Int64(result.report.healthy))),
             ("corrupt", findings(result.report.corrupt)), ("orphaned", findings(result.report.orphaned)),
             ("clean", .bool(result.report.isClean)),
-        ])
+        ] + (result.report.quarantined.map { moved in
+            [("quarantined", JSONValue.array(moved.map { .object([("from", .string($0.from)), ("to", .string($0.to))]) }))]
+        } ?? []))
     }
 
     /// One change event: `{"sequence","store","date","kind":"put"|"removed"|"removedAll","identifier"?,"blob"?}`,

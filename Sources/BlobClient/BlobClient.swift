@@ -63,9 +63,15 @@ public final class BlobClient: Sendable {
     }
 
     /// Asks the daemon to check every blob of `store` against its checksum (`GET /v1/stores/{store}/verify`).
-    public func verify(store: String) async throws -> VerificationReport {
+    public func verify(store: String) async throws -> VerificationReport { try await verify(store: store, repair: false) }
+
+    /// ``verify(store:)``, and with `repair` (`POST /v1/stores/{store}/verify`) the daemon also moves
+    /// every corrupt and orphaned entry into the store's `quarantine/` folder, listed in the report's
+    /// `quarantined`.
+    public func verify(store: String, repair: Bool) async throws -> VerificationReport {
         try StoreName.validate(store)
-        let response = try await send(Request(method: .get, target: "/v1/stores/\(store)/verify"), context: .init(store: store))
+        let request = Request(method: repair ? .post : .get, target: "/v1/stores/\(store)/verify", body: repair ? .data(Data()) : .none)
+        let response = try await send(request, context: .init(store: store))
         do {
             return try JSONDecoder().decode(VerificationReport.self, from: Data(response.body))
         } catch {

@@ -61,7 +61,7 @@ final class Router: Sendable {
         case (.events, .get), (.events, .head): return .events
         case (.health, _): return .health
         case (.metrics, .get), (.metrics, .head): return .metrics
-        case (.verify, .get), (.verify, .head): return .verify
+        case (.verify, .get), (.verify, .head), (.verify, .post): return .verify
         case (.blobs, .head): return .list
         default: return .other
         }
@@ -84,7 +84,9 @@ final class Router: Sendable {
                 _ = try eventStream(head)  // the same checks as GET
                 return .respond(Response.eventStreamHead())
             case (.verify(let store), .get), (.verify(let store), .head):
-                return try verify(store: store)
+                return try verify(store: store, repair: false)
+            case (.verify(let store), .post):
+                return try verify(store: store, repair: true)
             case (.metrics, .get), (.metrics, .head):
                 return metricsPage()
             case (.blobs(let store), .get), (.blobs(let store), .head):
@@ -99,8 +101,10 @@ final class Router: Sendable {
                 return try remove(store: store, identifier: id, head: head)
             case (.health, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
-            case (.stores, _), (.events, _), (.metrics, _), (.verify, _):
+            case (.stores, _), (.events, _), (.metrics, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
+            case (.verify, _):
+                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, POST"))
             case (.blobs, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, DELETE"))
             case (.blob, _):
@@ -185,15 +189,16 @@ final class Router: Sendable {
         return .events(store: store, lastEventID: lastEventID)
     }
 
-    /// Reads every blob of the store and checks it; slow on big stores, and read-only.
-    private func verify(store name: String) throws -> RequestAction {
+    /// Reads every blob of the store and checks it; slow on big stores. Read-only, unless `repair`
+    /// (POST), which moves what is damaged or foreign into the store's `quarantine/` folder.
+    private func verify(store name: String, repair: Bool) throws -> RequestAction {
         let store = try existingStore(name)
         return .deferred { reply in
             Task {
                 do {
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    reply(Response(status: .ok, json: Array(try encoder.encode(try await store.verify()))))
+                    reply(Response(status: .ok, json: Array(try encoder.encode(try await store.verify(repair: repair)))))
                 } catch {
                     reply(APIError(error).response())
                 }

@@ -321,6 +321,13 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Checks every blob against its checksum and reports damaged and foreign files.
     public func verify() async throws -> VerificationReport { try await core.scanned { try await core.verify() } }
 
+    /// ``verify()``, and with `repair` also moves every corrupt and orphaned file or folder found into
+    /// the store's `quarantine/` folder (listed in the report's `quarantined`), so that afterwards the
+    /// store verifies clean. A store opened read-only refuses a repair (`EROFS`).
+    public func verify(repair: Bool) async throws -> VerificationReport {
+        repair ? try await core.repair() : try await verify()
+    }
+
     // MARK: - Helpers
 
     /// Runs blocking work on the store's I/O queue, never on the Swift concurrency pool.

@@ -19,9 +19,34 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     public var corrupt: [Finding]
     /// Files and folders that are not blobs of this store, or sit in the wrong bucket.
     public var orphaned: [Finding]
+    /// With a repair (``PersistentDataStore/verify(repair:)``), where each corrupt and orphaned
+    /// entry was moved; `nil` for a plain check.
+    public var quarantined: [QuarantinedEntry]?
 
     /// Whether nothing is wrong.
     public var isClean: Bool { corrupt.isEmpty && orphaned.isEmpty }
+
+    /// A report of a check, without a repair.
+    public init(healthy: Int, corrupt: [Finding], orphaned: [Finding], quarantined: [QuarantinedEntry]? = nil) {
+        self.healthy = healthy
+        self.corrupt = corrupt
+        self.orphaned = orphaned
+        self.quarantined = quarantined
+    }
+}
+
+/// An entry that a repair moved out of the store's layout into its `quarantine/` folder.
+public struct QuarantinedEntry: Hashable, Sendable, Codable {
+    /// Where it was.
+    public var from: String
+    /// Where it is now.
+    public var to: String
+
+    /// An entry moved from `from` to `to`.
+    public init(from: String, to: String) {
+        self.from = from
+        self.to = to
+    }
 }
 
 extension StoreCore {
@@ -47,11 +72,11 @@ extension StoreCore {
     }
 
     /// The entries of the store folder and of `b/` that are not part of the layout (STORAGE.md):
-    /// anything in the store folder but `.lock`, `manifest`, `b`, `tmp` and `trash`, and anything in
+    /// anything in the store folder but `.lock`, `manifest`, `b`, `tmp`, `trash` and `quarantine`, and anything in
     /// `b/` but the folders of the manifest's buckets. Call on `queue`.
-    private func strayEntries() throws -> [VerificationReport.Finding] {
+    func strayEntries() throws -> [VerificationReport.Finding] {
         var found: [VerificationReport.Finding] = []
-        let layout: [String: DirectoryEntry.Kind] = [".lock": .regular, "manifest": .regular, "b": .directory, "tmp": .directory, "trash": .directory]
+        let layout: [String: DirectoryEntry.Kind] = [".lock": .regular, "manifest": .regular, "b": .directory, "tmp": .directory, "trash": .directory, "quarantine": .directory]
         let top = try io("list folder", storePath) { try DirectoryStream.entries(of: storePath) }
         for var entry in top.sorted(by: { $0.name < $1.name }) {
             entry.kind = StoreCore.kind(of: storePath + "/" + entry.name, listed: entry.kind)
@@ -89,7 +114,8 @@ extension StoreCore {
         }
     }
 
-    private func verifyBucket(at index: Int) throws -> VerificationReport {
+    /// Checks the bucket at `index` of the map. Call on `queue`.
+    func verifyBucket(at index: Int) throws -> VerificationReport {
         var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [])
         let folder = bucketPath(confined.map.buckets[index].number)
         let names = try io("list folder", folder) { try DirectoryStream.entries(of: folder) }

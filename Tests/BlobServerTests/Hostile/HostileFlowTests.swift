@@ -20,8 +20,9 @@ struct HostileFlowTests {
             ("DELETE", "/v1/stores", readOnly),
             ("PUT", "/v1/events", readOnly),
             ("DELETE", "/metrics", readOnly),
-            ("POST", "/v1/stores/flow/verify", readOnly),
-            ("PUT", "/v1/stores/flow/verify", readOnly),
+            // POST …/verify repairs (PROTOCOL.md).
+            ("DELETE", "/v1/stores/flow/verify", "GET, HEAD, POST"),
+            ("PUT", "/v1/stores/flow/verify", "GET, HEAD, POST"),
             ("POST", "/v1/events", readOnly),
             ("PUT", "/v1/stores/flow/blobs", blobs),
             ("POST", "/v1/stores/flow/blobs", blobs),
