@@ -120,7 +120,7 @@ class PathTests(DaemonTestCase):
             ("/v1/stores", "POST", {"GET"}),
             ("/v1/events", "DELETE", {"GET"}),
             ("/metrics", "PUT", {"GET"}),
-            (f"/v1/stores/{store}/verify", "POST", {"GET"}),
+            (f"/v1/stores/{store}/verify", "PUT", {"GET", "POST"}),
             (f"/v1/stores/{store}/blobs", "PUT", {"GET", "DELETE"}),
             (f"/v1/stores/{store}/blobs/x", "POST", {"GET", "HEAD", "PUT", "DELETE"}),
             (f"/v1/stores/{store}/blobs/x", "PATCH", {"GET", "HEAD", "PUT", "DELETE"}),
@@ -170,7 +170,7 @@ class PathTests(DaemonTestCase):
         for path in ("/v1/stores", "/metrics", "/v1/events", "/v1/stores/s/verify",
                      "/v1/stores/s/blobs"):
             with self.subTest(path=path):
-                allow = self.request("POST", path).header("allow") or ""
+                allow = self.request("PATCH", path).header("allow") or ""
                 self.assertIn("HEAD", [m.strip() for m in allow.split(",")])
 
 

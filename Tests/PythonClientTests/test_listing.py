@@ -197,6 +197,19 @@ class VerifyTests(DaemonTestCase):
         self.assertTrue(os.path.exists(os.path.join(bucket, ".hidden")))
         self.assertEqual(len(self.blob_files(store)), 4)  # 3 blobs and the stray file
         self.assertTrue(os.path.isdir(os.path.join(self.daemon.root, store, "b", "999999")))
+        # POST repairs: what it found is moved into quarantine/, and the store checks clean.
+        response = self.request("POST", f"/v1/stores/{store}/verify")
+        self.assertEqual(response.status, 200, response.body)
+        obj = response.json()
+        self.assertEqual(set(obj), {"healthy", "corrupt", "orphaned", "quarantined"})
+        moved = {os.path.basename(q["from"]) for q in obj["quarantined"]}
+        self.assertEqual(moved, {"cats%2F0.txt", "stray", ".hidden", "999999"}, obj)
+        for entry in obj["quarantined"]:
+            self.assertTrue(entry["to"].startswith(os.path.join(self.daemon.root, store, "quarantine") + "/"))
+            self.assertTrue(os.path.exists(entry["to"]))
+        self.assertTrue(self.client.verify(store).ok)
+        self.assertEqual(self.client.get(store, "cats/1.txt"), b"content 1")
+        self.assertEqual(self.request("POST", "/v1/stores/never-written/verify").status, 404)
 
     def test_verify_of_a_missing_store_is_404(self) -> None:
         self.assertError(self.request("GET", f"/v1/stores/{self.store('never')}/verify"), 404,

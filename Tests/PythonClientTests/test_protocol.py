@@ -73,7 +73,7 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | L4 | `limit` 1–10000, `cursor`/`nextCursor` (null on the last page), cursor tied to its sort | `test_listing.ListingTests.test_pages_and_cursors`, `test_listing.ListingTests.test_limit_bounds_and_bad_queries_are_invalid_query`, `test_listing.ListingTests.test_a_cursor_is_tied_to_its_sort_order` |
 | L5 | unknown parameters ignored; never-written store `404` | `test_listing.ListingTests.test_unknown_parameters_are_ignored_and_unwritten_stores_are_404` |
 | L6 | `GET /v1/stores` sorted with count and bytes; a store held by another process listed (xfail: protocol-a) | `test_listing.ListingTests.test_stores_lists_every_store_sorted`, `test_listing.LockedStoreTests.test_stores_lists_a_store_held_by_another_process` |
-| L7 | verify: healthy, corrupt (identifier left out when unknown), orphaned; `404` | `test_listing.VerifyTests.test_verify_reports_healthy_corrupt_and_orphaned`, `test_listing.VerifyTests.test_verify_of_a_missing_store_is_404` |
+| L7 | verify: healthy, corrupt (identifier left out when unknown), orphaned; `404`; `POST` repairs into `quarantine/` (`quarantined`) | `test_listing.VerifyTests.test_verify_reports_healthy_corrupt_and_orphaned`, `test_listing.VerifyTests.test_verify_of_a_missing_store_is_404` |
 | L8 | `GET /v1/health` | `test_listing.ListingTests.test_health` |
 | **Change events** | | |
 | E1 | `200`, `text/event-stream`, `no-cache`, `Connection: close`, no `Content-Length` | `test_events.EventTests.test_stream_response_head` |
