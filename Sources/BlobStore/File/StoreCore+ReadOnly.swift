@@ -22,7 +22,7 @@ import Glibc
 ///   manifest before and after, and runs again when it changed in between, up to ``scanRetries`` times.
 extension StoreCore {
     /// How many newer manifests a missed lookup of a read-only engine tries before "not found".
-    static let missRetries = 3
+    static let missRetries = 20
     /// How many times a scan by a read-only engine runs while splits keep overlapping it.
     static let scanRetries = 20
     /// How long a read-only engine waits for a split in progress (a `splitting` line) to end
