@@ -19,6 +19,7 @@ func runProgram(_ program: String, _ arguments: [String], input: Data = Data(), 
     var environment = ProcessInfo.processInfo.environment
     for (key, value) in extra { environment[key] = value }
     process.environment = environment
+    BrokenPipes.ignored
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout

@@ -94,6 +94,7 @@ func startBlob(
     environment["XDG_RUNTIME_DIR"] = "/nonexistent-runtime"
     environment["COLUMNS"] = "120"
     process.environment = environment
+    BrokenPipes.ignored
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdinOnTerminal ? terminal.handle : stdin
     process.standardOutput = stdoutOnTerminal ? terminal.handle : stdout

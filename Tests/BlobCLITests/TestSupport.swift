@@ -7,6 +7,13 @@ import Testing
 import Glibc
 #endif
 
+/// Ignores `SIGPIPE` in the test process, once. A test feeds a child's stdin through a pipe; when the
+/// child exits before reading it all (a refused put, a usage error), the write must fail with `EPIPE`
+/// rather than kill every test running in this process.
+enum BrokenPipes {
+    static let ignored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+}
+
 /// A value shared between threads under a lock (test helper).
 final class Box<Value>: @unchecked Sendable {
     private let lock = NSLock()
@@ -102,6 +109,7 @@ func runBlob(
     for (key, value) in extra { environment[key] = value }
     process.environment = environment
     if let directory { process.currentDirectoryURL = directory }
+    BrokenPipes.ignored
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
