@@ -11,10 +11,13 @@ import PackageDescription
 //
 //   HTTP1 (HTTP/1.1 codec: bytes in, messages out; no I/O, no dependencies)
 //
-//   BlobServer (BlobStore + BlobSystem + HTTP1: the daemon's event loops, routing, protocol) → blobd
+//   BlobProtocol (BlobStore + BlobSystem + HTTP1: blobd's wire vocabulary, defined once: routes, header names,
+//                 error codes, metadata/list/event JSON, HTTP dates, the default socket path)
+//        ↓
+//   BlobServer (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's event loops, routing) → blobd
 //
-//   BlobClient (BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
-//   BlobCLI (BlobStore + BlobClient; commands, help, output, backends) → blob
+//   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
+//   BlobCLI (BlobStore + BlobClient + BlobProtocol; commands, help, output, backends) → blob
 let package = Package(
     name: "BlobStore",
     products: [
@@ -28,10 +31,11 @@ let package = Package(
         .target(name: "BlobSystem", dependencies: ["CBlobShim"]),
         .target(name: "BlobStore", dependencies: ["BlobSystem"]),
         .target(name: "HTTP1"),
-        .target(name: "BlobServer", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "BlobProtocol", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "BlobServer", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
         .executableTarget(name: "blobd", dependencies: ["BlobServer"]),
-        .target(name: "BlobClient", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
-        .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient"]),
+        .target(name: "BlobClient", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "BlobProtocol"]),
         .executableTarget(name: "blob", dependencies: ["BlobCLI"]),
 
         .testTarget(name: "BlobSystemTests", dependencies: ["BlobSystem"]),
@@ -41,7 +45,8 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
-        .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobStore", "BlobSystem"]),
+        .testTarget(name: "BlobProtocolTests", dependencies: ["BlobProtocol", "BlobClient", "BlobStore", "BlobSystem", "HTTP1"]),
+        .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobProtocol", "BlobStore", "BlobSystem"]),
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore"]),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1"]),
 

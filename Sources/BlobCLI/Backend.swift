@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import BlobSystem
 import Foundation
@@ -242,8 +243,7 @@ public enum BackendChoice: Sendable, Hashable {
     public static func resolve(_ globals: GlobalOptions, environment: [String: String]) -> BackendChoice {
         if let root = globals.root { return .embedded(root: root) }
         if let socket = globals.socket { return .daemon(socket: socket) }
-        if let socket = environment["BLOB_SOCKET"], !socket.isEmpty { return .daemon(socket: socket) }
-        return .daemon(socket: defaultSocketPath(environment: environment))
+        return .daemon(socket: DaemonSocket.clientPath(environment: environment))
     }
 
     /// `$XDG_RUNTIME_DIR/blobstore/blobd.sock`, else `/tmp/blobstore-$UID/blobd.sock`.

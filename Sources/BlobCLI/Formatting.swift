@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import Foundation
 
@@ -46,21 +47,9 @@ public enum Formatting {
     }
 
     /// `2025-01-31T13:05:09.123Z`: RFC 3339 in UTC with milliseconds (rounded down), as the daemon's
-    /// HTTP metadata has them, for JSON.
+    /// HTTP metadata has them (the same writer), for JSON.
     public static func isoDate(_ date: Date) -> String {
-        // To the microsecond first: a date parsed from the daemon's `.076Z` is 0.0759999… as a Double.
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        let millis = micros >= 0 ? micros / 1000 : (micros - 999) / 1000
-        var seconds = millis / 1000
-        var fraction = millis % 1000
-        if fraction < 0 {
-            fraction += 1000
-            seconds -= 1
-        }
-        let parts = brokenDown(seconds: Int(seconds), utcOffset: 0)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.year, parts.month, parts.day, parts.hour, parts.minute,
-            parts.second, Int(fraction))
+        HTTPDates.rfc3339(date)
     }
 
     private static func brokenDown(seconds: Int, utcOffset: Int?) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import BlobSystem
 import Foundation
@@ -41,12 +42,10 @@ public final class BlobClient: Sendable {
     public let configuration: Configuration
     let transport: Transport
 
-    /// Where `blobd` listens by default: `$BLOB_SOCKET` if set, else ``DaemonSocket/defaultPath(environment:)``
-    /// (`$XDG_RUNTIME_DIR/blobstore/blobd.sock`, else `/tmp/blobstore-$UID/blobd.sock`).
+    /// Where `blobd` listens by default: `$BLOB_SOCKET` if set, else `$XDG_RUNTIME_DIR/blobstore/blobd.sock`
+    /// when `XDG_RUNTIME_DIR` is an absolute path, else `/tmp/blobstore-$UID/blobd.sock`.
     public static var defaultSocketPath: String {
-        let environment = ProcessInfo.processInfo.environment
-        if let socket = environment["BLOB_SOCKET"], !socket.isEmpty { return socket }
-        return DaemonSocket.defaultPath(environment: environment)
+        DaemonSocket.clientPath(environment: ProcessInfo.processInfo.environment)
     }
 
     /// Creates a client of the daemon at `socketPath`; nothing is connected until the first request.
@@ -70,7 +69,7 @@ public final class BlobClient: Sendable {
     /// `quarantined`.
     public func verify(store: String, repair: Bool) async throws -> VerificationReport {
         try StoreName.validate(store)
-        let request = Request(method: repair ? .post : .get, target: "/v1/stores/\(store)/verify", body: repair ? .data(Data()) : .none)
+        let request = Request(method: repair ? .post : .get, target: Route.verify(store: store).target, body: repair ? .data(Data()) : .none)
         let response = try await send(request, context: .init(store: store))
         do {
             return try JSONDecoder().decode(VerificationReport.self, from: Data(response.body))
@@ -81,13 +80,13 @@ public final class BlobClient: Sendable {
 
     /// Every store under the daemon's root with its totals, sorted by name.
     public func stores() async throws -> [StoreSummary] {
-        let response = try await send(Request(method: .get, target: "/v1/stores"), context: .init())
-        return try MetadataJSON.stores(from: response.body)
+        let response = try await send(Request(method: .get, target: Route.stores.target), context: .init())
+        return try WireDecoding.stores(from: response.body)
     }
 
     /// Whether the daemon answers `GET /v1/health` with `{"status":"ok"}`; throws if it cannot be reached.
     public func health() async throws -> Bool {
-        let response = try await send(Request(method: .get, target: "/v1/health"), context: .init())
+        let response = try await send(Request(method: .get, target: Route.health.target), context: .init())
         struct Health: Decodable { var status: String }
         return (try? JSONDecoder().decode(Health.self, from: Data(response.body)).status) == "ok"
     }

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import BlobSystem
 import Foundation
@@ -12,38 +13,18 @@ public enum WatchEvent: Hashable, Sendable {
     case gap(lastEventID: UInt64, firstAvailableID: UInt64)
 }
 
-/// Decoding of change-feed event payloads.
+/// Decoding of change-feed events.
 enum ChangeDecoding {
-    private struct Payload: Decodable {
-        var store: String?
-        var blob: MetadataJSON.Wire?
-        var identifier: String?
-        var date: String?
-        var lastEventId: UInt64?
-        var firstAvailableId: UInt64?
-    }
-
     /// The watch event an SSE event stands for; `nil` for types this client does not know.
     static func watchEvent(_ event: ServerSentEvent) throws -> WatchEvent? {
-        let payload = try MetadataJSON.decode(Payload.self, Array(event.data.utf8))
-        if event.event == "gap" {
-            return .gap(lastEventID: payload.lastEventId ?? 0, firstAvailableID: payload.firstAvailableId ?? 0)
+        let decoded = try WireDecoding.reporting { () throws(WireFormatError) in
+            try ChangeEventJSON.decode(event: event.event, id: event.id, data: event.data)
         }
-        let kind: BlobChange.Kind
-        switch event.event {
-        case "put":
-            guard let blob = payload.blob else { throw BlobClientError.protocolError("put event without a blob: \(event.data)") }
-            kind = .put(try blob.metadataValue())
-        case "removed":
-            guard let id = payload.identifier else { throw BlobClientError.protocolError("removed event without an identifier: \(event.data)") }
-            kind = .removed(identifier: id)
-        case "removed-all":
-            kind = .removedAll
-        default:
-            return nil
+        switch decoded {
+        case .change(let change): return .change(change)
+        case .gap(let last, let first): return .gap(lastEventID: last, firstAvailableID: first)
+        case nil: return nil
         }
-        let date = payload.date.flatMap(RFC3339.parse) ?? Date()
-        return .change(BlobChange(sequence: event.id.flatMap { UInt64($0) } ?? 0, store: payload.store ?? "", kind: kind, date: date))
     }
 }
 
@@ -161,11 +142,11 @@ final class ChangeFeed: Sendable {
             connection.close()
         }
         guard registered else { return false }
-        var target = "/v1/events"
-        if let store { target += "?store=" + PercentEncoding.encode(store, keepingSlash: false) }
+        var target = Route.events.target
+        if let store { target += "?\(ListParameters.store)=" + Route.encode(store) }
         var request = Request(method: .get, target: target)
-        request.headers.append((name: "Accept", value: "text/event-stream"))
-        if let last = parser.lastEventID { request.headers.append((name: "Last-Event-ID", value: last)) }
+        request.headers.append((name: KnownHeader.accept.text, value: "text/event-stream"))
+        if let last = parser.lastEventID { request.headers.append((name: KnownHeader.lastEventID.text, value: last)) }
         var reader: ResponseReader
         do {
             try connection.send(request.serializedHead(contentLength: nil), timeout: client.configuration.requestTimeout)

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import BlobSystem
 import Foundation
@@ -107,7 +108,7 @@ public final class RemoteBlobStore: BlobStoring {
             throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: nil, actual: current.etag)
         }
         var request = Request(method: .delete, target: blobTarget(identifier))
-        if case .ifMatch(let tag) = condition { request.headers.append((name: "If-Match", value: "\"\(tag.rawValue)\"")) }
+        if case .ifMatch(let tag) = condition { request.headers.append((name: KnownHeader.ifMatch.text, value: MetadataHeaders.etagValue(tag))) }
         let response = try await client.send(request, context: context(identifier, condition), accepting: [404])
         return response.status != 404
     }
@@ -139,7 +140,7 @@ public final class RemoteBlobStore: BlobStoring {
             return Data()
         }
         var request = Request(method: .get, target: blobTarget(identifier))
-        request.headers.append((name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
+        request.headers.append((name: KnownHeader.range.text, value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
         let response = try await client.send(request, context: context(identifier))
         return Data(response.body)
     }
@@ -159,7 +160,7 @@ public final class RemoteBlobStore: BlobStoring {
             return BlobByteStream(metadata: metadata, range: empty, next: { nil })
         }
         var request = Request(method: .get, target: blobTarget(identifier))
-        if let range { request.headers.append((name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        if let range { request.headers.append((name: KnownHeader.range.text, value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
         let transport = client.transport
         let prepared = request
         let (connection, reader) = try await BlockingIO.run { try transport.start(prepared) }
@@ -184,13 +185,13 @@ public final class RemoteBlobStore: BlobStoring {
         if case .contentLength(let length) = reader.response.framing { bodyLength = length }
         var total = bodyLength
         var served = 0..<bodyLength
-        if status == 206, let text = headers.first(name: "Content-Range"), let parsed = Self.contentRange(text) {
+        if status == 206, let text = headers.first(.contentRange), let parsed = Self.contentRange(text) {
             total = parsed.size
             served = parsed.range
         }
         let metadata: BlobMetadata
         do {
-            metadata = try MetadataJSON.metadata(identifier: identifier, headers: headers, size: total)
+            metadata = try WireDecoding.metadata(identifier: identifier, headers: headers, size: total)
         } catch {
             connection.close()
             throw error
@@ -264,14 +265,10 @@ public final class RemoteBlobStore: BlobStoring {
         guard (1...ListQuery.maximumLimit).contains(query.limit) else {
             throw BlobStoreError.invalidQuery(store: name, reason: "limit must be 1...\(ListQuery.maximumLimit) (got \(query.limit))")
         }
-        var parameters = ["limit=\(query.limit)", "sort=\(query.sort.rawValue)"]
-        if !query.prefix.isEmpty { parameters.append("prefix=" + PercentEncoding.encode(query.prefix, keepingSlash: false)) }
-        if let type = query.contentTypePrefix { parameters.append("type=" + PercentEncoding.encode(type, keepingSlash: false)) }
-        if let cursor = query.cursor { parameters.append("cursor=" + PercentEncoding.encode(cursor, keepingSlash: false)) }
-        let request = Request(method: .get, target: blobsTarget + "?" + parameters.joined(separator: "&"))
+        let request = Request(method: .get, target: blobsTarget + "?" + ListParameters.queryString(query))
         let response = try await client.send(request, context: ErrorMapping.Context(store: name), accepting: [404])
         if response.status == 404 { return ListPage(items: [], nextCursor: nil) }
-        return try MetadataJSON.page(from: response.body)
+        return try WireDecoding.page(from: response.body)
     }
 
     /// This store's changes from the daemon's feed; ends when the feed fails for good (see ``BlobClient/changes(store:)``).
@@ -292,11 +289,9 @@ public final class RemoteBlobStore: BlobStoring {
 
     // MARK: Helpers
 
-    private var blobsTarget: String { "/v1/stores/\(name)/blobs" }
+    private var blobsTarget: String { Route.blobs(store: name).target }
 
-    private func blobTarget(_ identifier: String) -> String {
-        blobsTarget + "/" + PercentEncoding.encode(identifier, keepingSlash: false)
-    }
+    private func blobTarget(_ identifier: String) -> String { Route.blob(store: name, identifier: identifier).target }
 
     private func context(_ identifier: String, _ condition: WriteCondition = .none) -> ErrorMapping.Context {
         ErrorMapping.Context(store: name, identifier: identifier, condition: condition)
@@ -304,11 +299,10 @@ public final class RemoteBlobStore: BlobStoring {
 
     /// The exact metadata of `identifier`, or `nil`: the first listed identifier with it as prefix is itself if it exists.
     private func currentMetadata(_ identifier: String) async throws -> BlobMetadata? {
-        let request = Request(
-            method: .get, target: blobsTarget + "?limit=1&prefix=" + PercentEncoding.encode(identifier, keepingSlash: false))
+        let request = Request(method: .get, target: blobsTarget + "?" + ListParameters.queryString(ListQuery(prefix: identifier, limit: 1)))
         let response = try await client.send(request, context: context(identifier), accepting: [404])
         if response.status == 404 { return nil }
-        let page = try MetadataJSON.page(from: response.body)
+        let page = try WireDecoding.page(from: response.body)
         guard let first = page.items.first, first.identifier == identifier else { return nil }
         return first
     }
@@ -319,25 +313,23 @@ public final class RemoteBlobStore: BlobStoring {
             throw BlobStoreError.invalidMetadata(store: name, identifier: identifier, reason: reason)
         }
         var request = Request(method: .put, target: blobTarget(identifier))
-        if let type = options.contentType { request.headers.append((name: "Content-Type", value: type)) }
+        if let type = options.contentType { request.headers.append((name: KnownHeader.contentType.text, value: type)) }
         for (key, value) in options.userMetadata.sorted(by: { $0.key < $1.key }) {
-            request.headers.append((name: "Blob-Meta-" + key, value: value))
+            request.headers.append((name: HeaderName.metaPrefix + key, value: value))
         }
-        switch options.validation {
-        case .none: break
-        case .image: request.headers.append((name: "Blob-Validate", value: "image"))
-        case .record: request.headers.append((name: "Blob-Validate", value: "record"))
+        if let value = MetadataHeaders.validateValue(options.validation) {
+            request.headers.append((name: HeaderName.validate.rawValue, value: value))
         }
         switch options.condition {
         case .none: break
-        case .ifNoneMatch: request.headers.append((name: "If-None-Match", value: "*"))
-        case .ifMatch(let tag): request.headers.append((name: "If-Match", value: "\"\(tag.rawValue)\""))
+        case .ifNoneMatch: request.headers.append((name: KnownHeader.ifNoneMatch.text, value: "*"))
+        case .ifMatch(let tag): request.headers.append((name: KnownHeader.ifMatch.text, value: MetadataHeaders.etagValue(tag)))
         }
         return request
     }
 
     private func finishPut(_ response: FullResponse) throws -> BlobMetadata {
-        try MetadataJSON.metadata(from: response.body)
+        try WireDecoding.metadata(from: response.body)
     }
 
     /// Parses `bytes a-b/size`.

@@ -38,17 +38,17 @@ struct Request: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
         HTTPSerializer.appendRequestLine(method: method, target: target, into: &bytes)
-        HTTPSerializer.appendHeader(name: "Host", value: "blobd", into: &bytes)
+        HTTPSerializer.appendHeader(.host, "blobd", into: &bytes)
         for field in headers { HTTPSerializer.appendHeader(name: field.name, value: field.value, into: &bytes) }
         switch body {
         case .none:
-            if method == .put { HTTPSerializer.appendHeader(name: "Content-Length", value: "0", into: &bytes) }
+            if method == .put { HTTPSerializer.appendHeader(.contentLength, 0, into: &bytes) }
         case .data(let data):
-            HTTPSerializer.appendHeader(name: "Content-Length", value: String(data.count), into: &bytes)
+            HTTPSerializer.appendHeader(.contentLength, Int64(data.count), into: &bytes)
         case .file:
-            HTTPSerializer.appendHeader(name: "Content-Length", value: String(contentLength ?? 0), into: &bytes)
+            HTTPSerializer.appendHeader(.contentLength, contentLength ?? 0, into: &bytes)
         case .streamed:
-            HTTPSerializer.appendHeader(name: "Transfer-Encoding", value: "chunked", into: &bytes)
+            HTTPSerializer.appendHeader(.transferEncoding, "chunked", into: &bytes)
         }
         HTTPSerializer.appendEndOfHead(into: &bytes)
         return bytes
@@ -60,4 +60,9 @@ struct FullResponse: Sendable {
     var status: Int
     var headers: HTTPHeaders
     var body: [UInt8]
+}
+
+extension KnownHeader {
+    /// The conventional spelling as a String, for ``Request/headers``.
+    var text: String { name.description }
 }

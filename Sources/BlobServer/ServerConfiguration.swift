@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import Foundation
 

@@ -651,11 +651,3 @@ final class Mutexed<Value>: @unchecked Sendable {
         #expect(StoreRoot.defaultURL(environment: ["XDG_DATA_HOME": "rel", "HOME": "/home/u"]).path == "/home/u/.local/share/blobstore")
     }
 }
-
-@Suite struct DaemonSocketTests {
-    @Test func defaultSocketFollowsXDGRuntimeDirElseTmpPerUser() {
-        #expect(DaemonSocket.defaultPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"]) == "/run/user/7/blobstore/blobd.sock")
-        #expect(DaemonSocket.defaultPath(environment: [:]) == "/tmp/blobstore-\(getuid())/blobd.sock")
-        #expect(DaemonSocket.defaultPath(environment: ["XDG_RUNTIME_DIR": "relative"]) == "/tmp/blobstore-\(getuid())/blobd.sock")
-    }
-}

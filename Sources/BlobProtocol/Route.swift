@@ -1,9 +1,11 @@
+import HTTP1
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What a request path names.
-enum Route: Equatable {
+/// What a request path names (docs/PROTOCOL.md, "Paths and names").
+package enum Route: Equatable, Sendable {
     /// `/v1/health`
     case health
     /// `/v1/events`: change events as Server-Sent Events.
@@ -23,7 +25,7 @@ enum Route: Equatable {
     ///
     /// Matched on bytes: this runs for every request, and String comparisons and `hasPrefix`
     /// work on Characters (grapheme breaking), which cost more than the rest of routing.
-    init?(decodedPath path: [UInt8]) {
+    package init?(decodedPath path: [UInt8]) {
         func equals(_ bytes: ArraySlice<UInt8>, _ literal: StaticString) -> Bool {
             bytes.count == literal.utf8CodeUnitCount
                 && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, literal.utf8Start, bytes.count) == 0 }
@@ -49,5 +51,35 @@ enum Route: Equatable {
         if equals(tail, "verify") { self = .verify(store: store); return }
         guard hasPrefix(tail, "blobs/") else { return nil }
         self = .blob(store: store, identifier: String(decoding: tail.dropFirst(6), as: UTF8.self))
+    }
+
+    /// The percent-encoded path naming this resource, ready to send.
+    ///
+    /// Names are encoded whole, every byte outside RFC 3986's unreserved set escaped, `/` in an
+    /// identifier included (`%2F`): blobd decodes the path before matching, so `a%2Fb` names `a/b`
+    /// as `a/b` would, and no `?`, `#`, `%` or space in a name can end the path early.
+    package var target: String {
+        switch self {
+        case .health: "/v1/health"
+        case .events: "/v1/events"
+        case .metrics: "/metrics"
+        case .stores: "/v1/stores"
+        case .blobs(let store): "/v1/stores/\(Route.encode(store))/blobs"
+        case .verify(let store): "/v1/stores/\(Route.encode(store))/verify"
+        case .blob(let store, let identifier): "/v1/stores/\(Route.encode(store))/blobs/\(Route.encode(identifier))"
+        }
+    }
+
+    /// `text` percent-encoded as one path segment or query value.
+    package static func encode(_ text: String) -> String { PercentEncoding.encode(text, keepingSlash: false) }
+
+    /// The methods this path takes, as the `Allow` header of a `405` lists them.
+    package var allowedMethods: String {
+        switch self {
+        case .health, .stores, .events, .metrics: "GET, HEAD"
+        case .verify: "GET, HEAD, POST"
+        case .blobs: "GET, HEAD, DELETE"
+        case .blob: "GET, HEAD, PUT, DELETE"
+        }
     }
 }

@@ -1,0 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `blobd` listens by default, shared by the daemon, its client and the `blob` tool so that
+/// they always agree.
+package enum DaemonSocket {
+    /// The variable naming the socket for clients (`BlobClient`, `blob`).
+    package static let clientEnvironmentVariable = "BLOB_SOCKET"
+
+    /// `$XDG_RUNTIME_DIR/blobstore/blobd.sock` when that variable is an absolute path (as the XDG
+    /// spec requires), else `/tmp/blobstore-$UID/blobd.sock`.
+    package static func defaultPath(environment: [String: String]) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return runtime + "/blobstore/blobd.sock"
+        }
+        return "/tmp/blobstore-\(getuid())/blobd.sock"
+    }
+
+    /// The socket a client connects to: `$BLOB_SOCKET` when set and not empty, else ``defaultPath(environment:)``.
+    package static func clientPath(environment: [String: String]) -> String {
+        if let socket = environment[clientEnvironmentVariable], !socket.isEmpty { return socket }
+        return defaultPath(environment: environment)
+    }
+}
