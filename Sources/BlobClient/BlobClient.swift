@@ -72,7 +72,7 @@ public final class BlobClient: Sendable {
         let request = Request(method: repair ? .post : .get, target: Route.verify(store: store).target, body: repair ? .data(Data()) : .none)
         let response = try await send(request, context: .init(store: store))
         do {
-            return try JSONDecoder().decode(VerificationReport.self, from: Data(response.body))
+            return try ReportJSON.decodeReport(response.body)
         } catch {
             throw BlobClientError.protocolError("verify answer for store '\(store)' is not a report: \(error)")
         }
@@ -87,8 +87,7 @@ public final class BlobClient: Sendable {
     /// Whether the daemon answers `GET /v1/health` with `{"status":"ok"}`; throws if it cannot be reached.
     public func health() async throws -> Bool {
         let response = try await send(Request(method: .get, target: Route.health.target), context: .init())
-        struct Health: Decodable { var status: String }
-        return (try? JSONDecoder().decode(Health.self, from: Data(response.body)).status) == "ok"
+        return ReportJSON.isHealthy(response.body)
     }
 
     /// Closes the idle pooled connections (they are reopened on demand).

@@ -145,7 +145,7 @@ final class ChangeFeed: Sendable {
         var target = Route.events.target
         if let store { target += "?\(ListParameters.store)=" + Route.encode(store) }
         var request = Request(method: .get, target: target)
-        request.headers.append((name: KnownHeader.accept.text, value: "text/event-stream"))
+        request.headers.append((name: KnownHeader.accept.text, value: MediaType.eventStream))
         if let last = parser.lastEventID { request.headers.append((name: KnownHeader.lastEventID.text, value: last)) }
         var reader: ResponseReader
         do {

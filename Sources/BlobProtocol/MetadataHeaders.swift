@@ -43,7 +43,7 @@ package enum MetadataHeaders {
             image = ImageInfo(format: format, width: width, height: height)
         }
         return BlobMetadata(
-            identifier: identifier, size: size, contentType: headers.first(.contentType) ?? "application/octet-stream",
+            identifier: identifier, size: size, contentType: headers.first(.contentType) ?? MediaType.octetStream,
             etag: etag, created: created, modified: modified, userMetadata: user, image: image)
     }
 
