@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 
 /// Help texts in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS, then ours.
@@ -8,8 +9,8 @@ public enum HelpText {
     /// How blob chooses its store (the help's and the man page's first paragraph).
     static let about = """
         With --root DIR, blob uses the store folder DIR directly (the embedded store). Otherwise it talks to \
-        the daemon blobd over its Unix socket: --socket PATH, else $BLOB_SOCKET, else \
-        $XDG_RUNTIME_DIR/blobstore/blobd.sock (or /tmp/blobstore-$UID/blobd.sock without XDG_RUNTIME_DIR).
+        the daemon blobd over its Unix socket: --socket PATH, else $\(DaemonSocket.clientEnvironmentVariable), else \
+        \(DaemonSocket.runtimeTemplate) (or \(DaemonSocket.fallbackTemplate) without XDG_RUNTIME_DIR).
         """
 
     /// `blob help`.

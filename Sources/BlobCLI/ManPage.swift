@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 
 /// Manual pages in roff (`man 7 groff_man`), generated from the help texts: `blob help --man`
@@ -28,7 +29,7 @@ enum ManPage {
         page += ".SH ENVIRONMENT\n"
         page += ".TP\n.B BLOB_SOCKET\n\(escape("The daemon's socket when --socket is not given."))\n"
         page += ".TP\n.B BLOB_WAIT\n\(escape("With --root, how many seconds to wait for another process to release a store when --wait is not given (default 10)."))\n"
-        page += ".TP\n.B XDG_RUNTIME_DIR\n\(escape("The default socket is $XDG_RUNTIME_DIR/blobstore/blobd.sock (/tmp/blobstore-$UID/blobd.sock without it)."))\n"
+        page += ".TP\n.B XDG_RUNTIME_DIR\n\(escape("The default socket is \(DaemonSocket.runtimeTemplate) (\(DaemonSocket.fallbackTemplate) without it)."))\n"
         page += ".SH SEE ALSO\n.BR blobd (8)\n"
         return page
     }

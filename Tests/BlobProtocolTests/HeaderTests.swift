@@ -71,6 +71,15 @@ import Glibc
         #expect(DaemonSocket.defaultPath(environment: ["XDG_RUNTIME_DIR": "relative"]) == "/tmp/blobstore-\(getuid())/blobd.sock")
     }
 
+    /// The help texts' spelling of the default is PROTOCOL.md's, and the path built is that spelling filled in.
+    @Test func theTemplatesAreTheDocumentedDefault() {
+        #expect(ProtocolDocument.text.contains(
+            "`\(DaemonSocket.runtimeTemplate)` when `XDG_RUNTIME_DIR` is an absolute path, else `\(DaemonSocket.fallbackTemplate)`"))
+        #expect(DaemonSocket.defaultPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"])
+            == DaemonSocket.runtimeTemplate.replacingOccurrences(of: "$XDG_RUNTIME_DIR", with: "/run/user/7"))
+        #expect(DaemonSocket.defaultPath(environment: [:]) == DaemonSocket.fallbackTemplate.replacingOccurrences(of: "$UID", with: "\(getuid())"))
+    }
+
     @Test func clientsPreferBlobSocket() {
         #expect(DaemonSocket.clientPath(environment: ["BLOB_SOCKET": "/s", "XDG_RUNTIME_DIR": "/run/user/7"]) == "/s")
         #expect(DaemonSocket.clientPath(environment: ["BLOB_SOCKET": "", "XDG_RUNTIME_DIR": "/run/user/7"]) == "/run/user/7/blobstore/blobd.sock")
