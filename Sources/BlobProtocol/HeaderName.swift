@@ -28,10 +28,24 @@ package enum HeaderName: String, CaseIterable, Sendable {
         }
     }
 
+    /// The user metadata key a `Blob-Meta-<key>` field name carries, lowercased (keys are
+    /// case-insensitive on the wire); `nil` for any other field.
+    package static func userMetadataKey(fieldName: String) -> String? {
+        let lower = fieldName.lowercased()
+        let prefix = metaPrefix.lowercased()
+        return lower.hasPrefix(prefix) ? String(lower.dropFirst(prefix.count)) : nil
+    }
+
+    /// The protocol field `fieldName` names, in any case; `nil` for `Blob-Meta-*` and other fields.
+    package init?(fieldName: String) {
+        guard let known = HeaderName.allCases.first(where: { $0.rawValue.lowercased() == fieldName.lowercased() }) else { return nil }
+        self = known
+    }
+
     /// Whether a field name starts with `Blob-`, in any case (the fields a PUT reads; lowercasing
     /// every name to find them would cost an allocation per field).
     package static func hasBlobPrefix(_ name: String) -> Bool {
-        var remaining = "blob-".utf8.makeIterator()
+        var remaining = blobPrefix.lowercased().utf8.makeIterator()
         for byte in name.utf8 {
             guard let expected = remaining.next() else { return true }
             let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte

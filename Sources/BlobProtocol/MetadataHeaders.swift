@@ -29,11 +29,9 @@ package enum MetadataHeaders {
         }
         let modified = headers.first(.lastModified).flatMap(HTTPDates.parseIMFFixdate) ?? Date(timeIntervalSince1970: 0)
         let created = headers.first(name: HeaderName.created.rawValue).flatMap(HTTPDates.parseRFC3339) ?? modified
-        let prefix = HeaderName.metaPrefix.lowercased()
         var user: [String: String] = [:]
         for (name, value) in headers {
-            let lower = name.lowercased()
-            if lower.hasPrefix(prefix) { user[String(lower.dropFirst(prefix.count))] = value }
+            if let key = HeaderName.userMetadataKey(fieldName: name) { user[key] = value }
         }
         var image: ImageInfo?
         if let format = headers.first(name: HeaderName.imageFormat.rawValue).flatMap(ImageFormat.init(rawValue:)),

@@ -7,15 +7,16 @@ package enum RouteError: Error, Hashable, Sendable {
     case malformedPath(PercentDecodingError)
     /// Well formed, but no resource has this path: `404 not_found`.
     case unknownPath
-    /// `{store}` or `{id}` breaks its rule: `400 invalid_store_name` or `400 invalid_identifier`.
-    case invalidName(BlobStoreError)
+    /// `{store}` or `{id}` of `route` breaks its rule: `400 invalid_store_name` or `400 invalid_identifier`
+    /// (the route, matched on the path as sent for an encoded NUL, says which operation was refused).
+    case invalidName(BlobStoreError, in: Route)
 
     /// The code of the error response.
     package var code: ErrorCode {
         switch self {
         case .malformedPath: .badRequest
         case .unknownPath: .notFound
-        case .invalidName(let error): ErrorCode(error)
+        case .invalidName(let error, _): ErrorCode(error)
         }
     }
 
@@ -24,7 +25,7 @@ package enum RouteError: Error, Hashable, Sendable {
         switch self {
         case .malformedPath(let error): "the request path is not valid percent-encoding: \(error)"
         case .unknownPath: "no such resource: \(path)"
-        case .invalidName(let error): error.description
+        case .invalidName(let error, _): error.description
         }
     }
 }
@@ -40,7 +41,7 @@ extension Route {
     package init(encodedPath: ArraySlice<UInt8>) throws(RouteError) {
         let path: [UInt8]
         do { path = try PercentEncoding.decode(encodedPath) } catch {
-            if error == .nulByte, let refusal = Route.encodedNUL(in: encodedPath) { throw .invalidName(refusal) }
+            if error == .nulByte, let (refusal, route) = Route.encodedNUL(in: encodedPath) { throw .invalidName(refusal, in: route) }
             throw .malformedPath(error)
         }
         guard let route = Route(decodedPath: path) else { throw .unknownPath }
@@ -54,14 +55,14 @@ extension Route {
             } else {
                 rule = BlobIdentifier.unaddressableSegment(in: identifier)
             }
-            if let rule { throw .invalidName(.invalidIdentifier(identifier: identifier, rule: rule)) }
+            if let rule { throw .invalidName(.invalidIdentifier(identifier: identifier, rule: rule), in: route) }
         }
         self = route
     }
 
     /// The broken rule of a path with an encoded NUL in a store name or a blob identifier (a
     /// control character); `nil` when the NUL is elsewhere or the path is malformed anyway.
-    private static func encodedNUL(in encodedPath: ArraySlice<UInt8>) -> BlobStoreError? {
+    private static func encodedNUL(in encodedPath: ArraySlice<UInt8>) -> (BlobStoreError, Route)? {
         // A malformed escape anywhere makes the path bad_request, whichever comes first.
         var withoutNUL = Array(encodedPath)
         for index in withoutNUL.indices.dropLast(2)
@@ -78,7 +79,7 @@ extension Route {
         }
         let decodedStore = (try? PercentEncoding.decode(store)).map { String(decoding: $0, as: UTF8.self) }
         if let reason = decodedStore.map({ StoreName.violation(in: $0) }) ?? "a store name must not contain NUL" {
-            return .invalidStoreName(name: decodedStore ?? store, reason: reason)
+            return (.invalidStoreName(name: decodedStore ?? store, reason: reason), route)
         }
         guard case .blob(_, let encoded) = route else { return nil }
         // The byte offset of the NUL in the decoded identifier: escapes before it are well formed
@@ -94,6 +95,6 @@ extension Route {
             }
             offset += 1
         }
-        return .invalidIdentifier(identifier: encoded, rule: .controlCharacter(scalar: 0, byteOffset: offset))
+        return (.invalidIdentifier(identifier: encoded, rule: .controlCharacter(scalar: 0, byteOffset: offset)), route)
     }
 }

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// What a request path names (docs/PROTOCOL.md, "Paths and names").
-package enum Route: Equatable, Sendable {
+package enum Route: Hashable, Sendable {
     /// `/v1/health`
     case health
     /// `/v1/events`: change events as Server-Sent Events.

@@ -28,6 +28,11 @@ struct APIError: Error, Sendable {
         self.init(known, message, status: status)
     }
 
+    /// The refusal of a request whose path (still encoded) is `path`.
+    init(_ error: RouteError, path: String) {
+        self.init(error.code, error.message(path: path))
+    }
+
     /// Maps any error a store call throws; unknown errors become `500 internal_error`.
     init(_ error: any Error) {
         guard let error = error as? BlobStoreError else {

@@ -12,7 +12,15 @@ import Glibc
     @Test func blobFieldNamesAreRecognisedInAnyCase() {
         for name in ["Blob-Meta-x", "BLOB-VALIDATE", "blob-", "bLoB-meta-"] { #expect(HeaderName.hasBlobPrefix(name), "\(name)") }
         for name in ["blob", "Blo", "", "Content-Type", "blobx-meta", "xblob-", "Blob_Meta"] { #expect(!HeaderName.hasBlobPrefix(name), "\(name)") }
-        for name in HeaderName.allCases { #expect(HeaderName.hasBlobPrefix(name.rawValue) && name.staticName.description == name.rawValue) }
+        for name in HeaderName.allCases {
+            #expect(HeaderName.hasBlobPrefix(name.rawValue) && name.staticName.description == name.rawValue)
+            #expect(HeaderName(fieldName: name.rawValue.uppercased()) == name && HeaderName(fieldName: name.rawValue.lowercased()) == name)
+        }
+        #expect(HeaderName(fieldName: "Blob-Meta-x") == nil && HeaderName(fieldName: "Blob-Images-Width") == nil)
+        #expect(HeaderName.userMetadataKey(fieldName: "Blob-Meta-Author") == "author")
+        #expect(HeaderName.userMetadataKey(fieldName: "bLoB-mEtA-a_b-1") == "a_b-1")
+        #expect(HeaderName.userMetadataKey(fieldName: "Blob-Meta-") == "")
+        #expect(HeaderName.userMetadataKey(fieldName: "Blob-Validate") == nil && HeaderName.userMetadataKey(fieldName: "X-Blob-Meta-a") == nil)
     }
 
     /// Every `Blob-*` field PROTOCOL.md names is one of ``HeaderName``'s, and each of those is documented.

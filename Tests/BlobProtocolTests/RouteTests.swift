@@ -55,20 +55,21 @@ import Testing
         // Dots inside a segment are ordinary.
         for id in [".hidden", "a/b.", "...", "a/.b/c"] { #expect(try route("/v1/stores/s/blobs/" + id) == .blob(store: "s", identifier: id)) }
         // `blobs/` names the empty identifier, refused, never the collection.
-        #expect(failure("/v1/stores/s/blobs/") == .invalidName(.invalidIdentifier(identifier: "", rule: .unaddressableSegment(byteOffset: 0))))
+        #expect(failure("/v1/stores/s/blobs/") == .invalidName(
+            .invalidIdentifier(identifier: "", rule: .unaddressableSegment(byteOffset: 0)), in: .blob(store: "s", identifier: "")))
         #expect(failure("/v1/stores/s/blobs/")?.code == .invalidIdentifier)
     }
 
     @Test func unaddressableSegmentsAreInvalidIdentifiers() {
         for path in ["a//b", "/a", "a/", "a/./b", "a/../b", ".", "..", "a/%2E%2E/b", "%2e", "a%2F%2Fb", "a/%2E"] {
             let error = failure("/v1/stores/s/blobs/" + path)
-            guard case .invalidName(.invalidIdentifier(_, .unaddressableSegment))? = error else {
+            guard case .invalidName(.invalidIdentifier(_, .unaddressableSegment), .blob(store: "s", _))? = error else {
                 Issue.record("\(path): \(String(describing: error))")
                 continue
             }
             #expect(error?.code == .invalidIdentifier)
         }
-        guard case .invalidName(.invalidIdentifier(_, .invalidUTF8))? = failure("/v1/stores/s/blobs/%ff%fe") else {
+        guard case .invalidName(.invalidIdentifier(_, .invalidUTF8), _)? = failure("/v1/stores/s/blobs/%ff%fe") else {
             Issue.record("invalid UTF-8 accepted")
             return
         }
@@ -76,9 +77,11 @@ import Testing
 
     /// `%00`: the control-character rule in `{id}`, the store-name rule in `{store}`, a bad path elsewhere.
     @Test func encodedNULIsRefusedByWhereItIs() {
-        #expect(failure("/v1/stores/s/blobs/ab%00c") == .invalidName(.invalidIdentifier(identifier: "ab%00c", rule: .controlCharacter(scalar: 0, byteOffset: 2))))
-        #expect(failure("/v1/stores/s/blobs/%41%00") == .invalidName(.invalidIdentifier(identifier: "%41%00", rule: .controlCharacter(scalar: 0, byteOffset: 1))))
-        guard case .invalidName(.invalidStoreName)? = failure("/v1/stores/s%00/blobs/a") else {
+        #expect(failure("/v1/stores/s/blobs/ab%00c") == .invalidName(
+            .invalidIdentifier(identifier: "ab%00c", rule: .controlCharacter(scalar: 0, byteOffset: 2)), in: .blob(store: "s", identifier: "ab%00c")))
+        #expect(failure("/v1/stores/s/blobs/%41%00")
+            == .invalidName(.invalidIdentifier(identifier: "%41%00", rule: .controlCharacter(scalar: 0, byteOffset: 1)), in: .blob(store: "s", identifier: "%41%00")))
+        guard case .invalidName(.invalidStoreName, .blob(store: "s%00", identifier: "a"))? = failure("/v1/stores/s%00/blobs/a") else {
             Issue.record("NUL in a store name")
             return
         }
