@@ -15,7 +15,7 @@ struct APIError: Error, Sendable {
     var currentETag: ETag?
 
     /// An error with `code`'s status, or `status` (the codec's, for `bad_request`).
-    init(_ code: ErrorCode, _ message: String, status: HTTPStatus? = nil) {
+    init(_ code: ErrorCode, status: HTTPStatus? = nil, _ message: String) {
         self.status = status ?? code.status
         self.code = code
         self.message = message
@@ -25,7 +25,7 @@ struct APIError: Error, Sendable {
     /// that predate ``ErrorCode``: the spelling must be one of its codes.
     init(_ status: HTTPStatus, _ code: String, _ message: String) {
         guard let known = ErrorCode(rawValue: code) else { preconditionFailure("'\(code)' is not a protocol error code") }
-        self.init(known, message, status: status)
+        self.init(known, status: status, message)
     }
 
     /// The refusal of a request whose path (still encoded) is `path`.
