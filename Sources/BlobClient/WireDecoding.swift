@@ -20,11 +20,6 @@ enum WireDecoding {
         try reporting { () throws(WireFormatError) in try StoreListJSON.decode(bytes) }
     }
 
-    /// Decodes `T` (a document of the client's own, such as a verify report).
-    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
-        try reporting { () throws(WireFormatError) in try BlobProtocol.MetadataJSON.decode(type, bytes) }
-    }
-
     /// Metadata from the headers of a GET/HEAD response (`modified` has one-second precision there).
     static func metadata(identifier: String, headers: HTTPHeaders, size: Int64) throws -> BlobMetadata {
         try reporting { () throws(WireFormatError) in try MetadataHeaders.metadata(identifier: identifier, headers: headers, size: size) }

@@ -1,5 +1,3 @@
-import HTTP1
-
 /// The pieces the protocol's JSON documents are written from, by hand, so that their field names
 /// and order are exactly what docs/PROTOCOL.md says (no encoder configuration can change them).
 package enum JSONText {
