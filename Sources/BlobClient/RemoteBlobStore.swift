@@ -253,7 +253,7 @@ public final class RemoteBlobStore: BlobStoring {
             guard let summary = try await client.stores().first(where: { $0.name == name }) else { return StoreStatistics(count: 0, bytes: 0) }
             if let totals = summary.statistics { return totals }
             if let holder = summary.heldBy {
-                throw BlobStoreError.storeLocked(path: "store '\(name)' (served by blobd)", holder: holder)
+                throw BlobStoreError.storeLocked(path: ErrorCode.servedPath(store: name), holder: holder)
             }
             if attempt == 0 { _ = try await list(ListQuery(limit: 1)) }
         }

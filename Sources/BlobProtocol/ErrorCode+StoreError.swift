@@ -90,9 +90,9 @@ extension ErrorCode {
         case .storeLocked:
             // blobd's message is its own `storeLocked` sentence: keep just the holder's pid from it.
             let holder = message.range(of: #"pid [0-9]+"#, options: .regularExpression).map { String(message[$0]) } ?? "unknown process"
-            return .storeLocked(path: "store '\(store)' (served by blobd)", holder: holder)
+            return .storeLocked(path: ErrorCode.servedPath(store: store), holder: holder)
         case .corrupt:
-            return .corrupt(path: "store '\(store)' (served by blobd)", reason: reason)
+            return .corrupt(path: ErrorCode.servedPath(store: store), reason: reason)
         case .unsupportedFormat:
             // blobd's message is the store's sentence about its own path: keep the layout it found.
             let sentence = BlobStoreError.unsupportedFormat(path: "", found: "\u{0}").description.split(separator: "\u{0}")
@@ -100,11 +100,14 @@ extension ErrorCode {
             if sentence.count == 2, message.hasSuffix(sentence[1]), let start = message.range(of: sentence[0], options: .backwards) {
                 found = String(message[start.upperBound..<message.index(message.endIndex, offsetBy: -sentence[1].count)])
             }
-            return .unsupportedFormat(path: "store '\(store)' (served by blobd)", found: found)
+            return .unsupportedFormat(path: ErrorCode.servedPath(store: store), found: found)
         case .notFound, .badRequest, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage:
             return nil
         }
     }
+
+    /// How a client's errors name a store's files, which only blobd sees: `store 's' (served by blobd)`.
+    package static func servedPath(store: String) -> String { "store '\(store)' (served by blobd)" }
 
     /// The cause part of a daemon message that is a ``BlobStore/BlobStoreError`` description
     /// ("…store 's'…: cause"), else the message.
