@@ -44,7 +44,7 @@ struct APIError: Error, Sendable {
         case .tooLarge: self.init(.contentTooLarge, "too_large", message)
         case .invalidQuery: self.init(.badRequest, "invalid_query", message)
         case .rangeNotSatisfiable: self.init(.rangeNotSatisfiable, "range_not_satisfiable", message)
-        case .io(_, _, let errno) where errno == .noSpace || errno.rawValue == EDQUOT:
+        case .io(_, _, let errno) where errno.rawValue == ENOSPC || errno.rawValue == EDQUOT:
             self.init(.insufficientStorage, "insufficient_storage", message)
         case .io: self.init(.internalServerError, "io_error", message)
         case .storeLocked: self.init(.serviceUnavailable, "store_locked", message)

@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Dispatch
 import Foundation
 
@@ -331,10 +331,10 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     // MARK: - Helpers
 
     /// Runs blocking work on the store's I/O queue, never on the Swift concurrency pool.
-    func onIO<T>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedSendable<T>, any Error>) in
-            core.ioQueues.forCurrentTask.async { continuation.resume(with: Swift.Result { UncheckedSendable(try body()) }) }
-        }.value
+    func onIO<T>(_ body: @escaping @Sendable () throws -> sending T) async throws -> sending T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            core.ioQueues.forCurrentTask.async { continuation.resume(with: Swift.Result { try body() }) }
+        }
     }
 }
 

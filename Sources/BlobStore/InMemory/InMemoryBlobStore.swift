@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Foundation
 
 /// A blob store that keeps everything in memory, as Core Data's in-memory store does: for tests,
