@@ -203,20 +203,20 @@ public final class PersistentDataStore: BlobStoring, Sendable {
             let blob = try core.openLatest(identifier, readLength: 4096)
             do {
                 let clamped = try ContentInspection.clamp(range ?? 0..<blob.header.size, size: blob.header.size, store: name, identifier: identifier)
-                return (UncheckedSendable(blob), clamped)
+                return (blob, clamped)
             } catch {
                 try? blob.descriptor.close()
                 throw error
             }
         }
-        let reader = BlobFileReader(blob: blob.value, range: clamped, chunkSize: max(1, chunkSize), queue: core.ioQueues.forCurrentTask)
-        return BlobByteStream(metadata: blob.value.header.metadata, range: clamped) { try await reader.next() }
+        let reader = BlobFileReader(blob: blob, range: clamped, chunkSize: max(1, chunkSize), queue: core.ioQueues.forCurrentTask)
+        return BlobByteStream(metadata: blob.header.metadata, range: clamped) { try await reader.next() }
     }
 
     /// Writes a blob's content to `fileURL` (through a temp file beside it, renamed when complete).
     public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
         try BlobIdentifier.validate(identifier)
-        let blob = try await core.read { [core] in UncheckedSendable(try core.openLatest(identifier, readLength: 4096)) }.value
+        let blob = try await core.read { [core] in try core.openLatest(identifier, readLength: 4096) }
         return try await onIO {
             defer { try? blob.descriptor.close() }
             let target = fileURL.path
@@ -339,7 +339,8 @@ public final class PersistentDataStore: BlobStoring, Sendable {
 }
 
 /// Carries a value across an isolation boundary where ownership passes from one side to the other
-/// (produced on a queue, consumed by the awaiting task) and the value is never used by both at once.
+/// (produced on a queue, consumed by the awaiting task) and the value is never used by both at once,
+/// where no `sending` can say so: into Dispatch's `@Sendable` closures.
 struct UncheckedSendable<Value>: @unchecked Sendable {
     var value: Value
     init(_ value: Value) { self.value = value }
