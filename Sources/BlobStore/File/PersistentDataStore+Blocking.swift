@@ -74,10 +74,10 @@ public final class BlobReadHandle: Sendable {
     /// The first content bytes, read together with the header (for a small blob, all of it).
     package let leadingContent: Data
     private let fileEnd: Int64?
-    /// How far the content has been checked. Locked so that the handle can be shared; one user
-    /// reading it in order never waits.
-    private let check: Locked<ContentCheck>
-    private let closed = Atomic<Bool>(false)
+    /// How far the content has been checked, and whether the file is closed. Locked so that the
+    /// handle can be shared: no read runs on a closed descriptor (whose number the process may have
+    /// reused); one user reading it in order never waits.
+    private let state: Locked<(check: ContentCheck, closed: Bool)>
 
     init(_ blob: OpenedBlob) {
         metadata = blob.header.metadata
@@ -85,17 +85,21 @@ public final class BlobReadHandle: Sendable {
         contentOffset = Int64(blob.headerLength)
         leadingContent = blob.leadingContent
         fileEnd = blob.fileEnd
-        check = Locked(blob.contentCheck())
+        state = Locked((blob.contentCheck(), false))
     }
 
     /// Reads content bytes `range` (clamped to the blob) into memory (blocking). The first read
     /// reads and hashes the whole content (outside `range` too) and throws
     /// ``BlobStoreError/corrupt(path:reason:)`` if the file is shorter or longer than its header
-    /// says or the content does not match its ETag; later reads read just their range.
+    /// says or the content does not match its ETag; later reads read just their range. After
+    /// ``close()`` it throws ``BlobStoreError/io(operation:path:errno:)`` with `EBADF`.
     public func read(_ range: Range<Int64>) throws -> Data {
         let upper = min(range.upperBound, metadata.size)
         let lower = min(range.lowerBound, upper)
-        return try check.withLock { try $0.read(lower..<upper, leading: leadingContent, fileEnd: fileEnd, descriptor: fileDescriptor) }
+        return try state.withLock { state in
+            try BlobReadHandle.checkOpen(state)
+            return try state.check.read(lower..<upper, leading: leadingContent, fileEnd: fileEnd, descriptor: fileDescriptor)
+        }
     }
 
     /// Before content up to file offset `end` is sent from ``fileDescriptor`` (with `sendfile`):
@@ -104,20 +108,29 @@ public final class BlobReadHandle: Sendable {
     /// passed its check. Throws ``BlobStoreError/corrupt(path:reason:)`` (or `io`) otherwise: the
     /// sender must then end the response short. Blocking.
     package func checkContent(throughFileOffset end: Int64, isLast: Bool) throws {
-        try check.withLock { check in
-            if check.passed { return }
-            if check.checked == 0 {
+        try state.withLock { state in
+            try BlobReadHandle.checkOpen(state)
+            if state.check.passed { return }
+            if state.check.checked == 0 {
                 // (A known end is never inside the content: a short file is found by reading on.)
-                if let fileEnd, fileEnd > contentOffset + metadata.size { throw check.longer() }
-                check.feed(leadingContent)
+                if let fileEnd, fileEnd > contentOffset + metadata.size { throw state.check.longer() }
+                state.check.feed(leadingContent)
             }
-            try check.advance(to: isLast ? metadata.size : end - contentOffset, descriptor: fileDescriptor)
+            try state.check.advance(to: isLast ? metadata.size : end - contentOffset, descriptor: fileDescriptor)
         }
     }
 
-    /// Closes the file; later calls do nothing.
+    /// Closes the file once no read is running; later reads throw, later calls do nothing.
     public func close() {
-        if !closed.exchange(true, ordering: .acquiringAndReleasing) { try? fileDescriptor.close() }
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            try? fileDescriptor.close()
+        }
+    }
+
+    private static func checkOpen(_ state: (check: ContentCheck, closed: Bool)) throws {
+        if state.closed { throw BlobStoreError.io(operation: "read (handle closed)", path: state.check.path, errno: ErrorNumber(rawValue: EBADF)) }
     }
 
     deinit { close() }

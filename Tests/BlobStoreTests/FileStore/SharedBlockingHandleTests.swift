@@ -59,4 +59,22 @@ import Testing
         }
         #expect(mismatches.withLock { $0 } == 0)
     }
+
+    @Test func aReadAfterCloseThrowsRatherThanReadWhateverNowHasItsDescriptor() async throws {
+        let store = try PersistentDataStore(name: "shared", root: root.url)
+        try await store.put(Data("the blob".utf8), identifier: "one")
+        let handle = try store.openForReading("one")
+        handle.close()
+        // The lowest free descriptor number is the one the handle had.
+        let other = try FileDescriptor.open(store.folderURL.path + "/.lock", [.readOnly])
+        defer { try? other.close() }
+        do {
+            let read = try handle.read(0..<8)
+            Issue.record("read \(read.count) bytes after close")
+        } catch BlobStoreError.io(let operation, let path, let errno) {
+            #expect(operation == "read (handle closed)" && errno.rawValue == EBADF)
+            #expect(path.hasPrefix(store.folderURL.path + "/"), "\(path)")
+        }
+        handle.close()
+    }
 }
