@@ -16,6 +16,8 @@ import Glibc
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    static let importKinds: Set<String> = ["typealias", "struct", "class", "enum", "protocol", "let", "var", "func"]
+
     /// Each `import` of an internal module in `folder`, with its file, as written.
     static func imports(under folder: String) throws -> [(file: String, line: String)] {
         let base = packageRoot.appendingPathComponent(folder).path
@@ -25,8 +27,12 @@ import Glibc
             let text = try String(contentsOfFile: base + "/" + file, encoding: .utf8)
             for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
                 let words = line.split(separator: " ")
-                guard let at = words.firstIndex(of: "import"), at + 1 < words.count,
-                      ["BlobSystem", "CBlobShim"].contains(String(words[at + 1])) else { continue }
+                guard words.first?.hasPrefix("//") == false else { continue }
+                guard let at = words.firstIndex(of: "import"), at + 1 < words.count else { continue }
+                // `import BlobSystem`, or a scoped `import struct BlobSystem.Errno`.
+                var path = words[at + 1]
+                if Self.importKinds.contains(String(path)), at + 2 < words.count { path = words[at + 2] }
+                guard let module = path.split(separator: ".").first, ["BlobSystem", "CBlobShim"].contains(String(module)) else { continue }
                 found.append((folder + "/" + file, String(line)))
             }
         }
@@ -38,8 +44,10 @@ import Glibc
         let found = try Self.imports(under: folder)
         #expect(!found.isEmpty, "no import of BlobSystem found under \(folder): is the package root \(Self.packageRoot.path)?")
         for (file, line) in found {
-            let access = line.split(separator: " ").first.map(String.init) ?? ""
-            #expect(["package", "internal", "fileprivate", "private"].contains(access),
+            let words = line.split(separator: " ").map(String.init)
+            let at = words.firstIndex(of: "import") ?? 0
+            let access = at > 0 ? words[at - 1] : ""
+            #expect(["package", "internal", "fileprivate", "private"].contains(access) && !words[..<at].contains("@_exported"),
                     "\(file): `\(line)` would let public declarations show BlobSystem types; write `package import` or `internal import`")
         }
     }
