@@ -11,7 +11,7 @@ import PackageDescription
 //
 //   HTTP1 (HTTP/1.1 codec: bytes in, messages out; no I/O, no dependencies)
 //
-//   BlobProtocol (BlobStore + BlobSystem + HTTP1: blobd's wire vocabulary, defined once: routes, header names,
+//   BlobProtocol (BlobStore + HTTP1: blobd's wire vocabulary, defined once: routes, header names,
 //                 error codes, metadata/list/event JSON, HTTP dates, the default socket path)
 //        ↓
 //   BlobServer (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's event loops, routing) → blobd
@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "BlobSystem", dependencies: ["CBlobShim"]),
         .target(name: "BlobStore", dependencies: ["BlobSystem"]),
         .target(name: "HTTP1"),
-        .target(name: "BlobProtocol", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "BlobProtocol", dependencies: ["BlobStore", "HTTP1"]),
         .target(name: "BlobServer", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
         .executableTarget(name: "blobd", dependencies: ["BlobServer"]),
         .target(name: "BlobClient", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),

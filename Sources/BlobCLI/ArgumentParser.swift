@@ -7,7 +7,7 @@
 /// before `--`, before or after the command name.
 
 /// What an option takes.
-public enum OptionKind: Sendable, Hashable {
+package enum OptionKind: Sendable, Hashable {
     /// A flag: present or absent.
     case flag
     /// One value (`--type MIME`); giving it twice is a usage error.
@@ -17,17 +17,17 @@ public enum OptionKind: Sendable, Hashable {
 }
 
 /// One option a command accepts.
-public struct OptionSpec: Sendable, Hashable {
+package struct OptionSpec: Sendable, Hashable {
     /// The long name without dashes (`type` for `--type`).
-    public var long: String
+    package var long: String
     /// The short name without the dash (`o` for `-o`), if any.
-    public var short: Character?
+    package var short: Character?
     /// Flag or value.
-    public var kind: OptionKind
+    package var kind: OptionKind
     /// One line of help.
-    public var help: String
+    package var help: String
 
-    public init(_ long: String, short: Character? = nil, _ kind: OptionKind = .flag, help: String) {
+    package init(_ long: String, short: Character? = nil, _ kind: OptionKind = .flag, help: String) {
         self.long = long
         self.short = short
         self.kind = kind
@@ -59,17 +59,17 @@ public struct OptionSpec: Sendable, Hashable {
 }
 
 /// One positional argument a command accepts, in order.
-public struct ArgumentSpec: Sendable, Hashable {
+package struct ArgumentSpec: Sendable, Hashable {
     /// How the argument is named in usage lines and errors (`STORE/ID`).
-    public var metavar: String
+    package var metavar: String
     /// One line of help.
-    public var help: String
+    package var help: String
     /// Whether it may be left out.
-    public var optional: Bool
+    package var optional: Bool
     /// Whether it takes every remaining positional (the last argument only).
-    public var variadic: Bool
+    package var variadic: Bool
 
-    public init(_ metavar: String, help: String, optional: Bool = false, variadic: Bool = false) {
+    package init(_ metavar: String, help: String, optional: Bool = false, variadic: Bool = false) {
         self.metavar = metavar
         self.help = help
         self.optional = optional
@@ -83,18 +83,18 @@ public struct ArgumentSpec: Sendable, Hashable {
 }
 
 /// A command's name, help, positionals and options: everything the parser and the help text need.
-public struct CommandSpec: Sendable {
-    public var name: String
+package struct CommandSpec: Sendable {
+    package var name: String
     /// One-line summary (OVERVIEW and the command list).
-    public var abstract: String
+    package var abstract: String
     /// Further paragraphs shown under the overview.
-    public var discussion: String
-    public var arguments: [ArgumentSpec]
-    public var options: [OptionSpec]
+    package var discussion: String
+    package var arguments: [ArgumentSpec]
+    package var options: [OptionSpec]
     /// Examples shown at the end of the command's help.
-    public var examples: [String]
+    package var examples: [String]
 
-    public init(
+    package init(
         name: String, abstract: String, discussion: String = "", arguments: [ArgumentSpec] = [],
         options: [OptionSpec] = [], examples: [String] = []
     ) {
@@ -107,7 +107,7 @@ public struct CommandSpec: Sendable {
     }
 
     /// `blob put STORE/ID [FILE|-] [--type MIME] ...`
-    public var usage: String {
+    package var usage: String {
         (["blob", name] + arguments.map(\.usageFragment) + options.map(\.usageFragment)).joined(separator: " ")
     }
 
@@ -116,19 +116,19 @@ public struct CommandSpec: Sendable {
 }
 
 /// A problem with the command line: printed as one line with a hint, exit code 64.
-public struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong, without the hint (`missing STORE/ID`).
-    public var message: String
+    package var message: String
     /// The command whose help the hint points at; `nil` for the top-level help.
-    public var command: String?
+    package var command: String?
 
-    public init(_ message: String, command: String?) {
+    package init(_ message: String, command: String?) {
         self.message = message
         self.command = command
     }
 
     /// `Error: missing STORE/ID. See 'blob help put'.`
-    public var description: String {
+    package var description: String {
         let help = command.map { "blob help \($0)" } ?? "blob help"
         let end = message.hasSuffix(".") || message.hasSuffix("?") ? "" : "."
         return "Error: \(message)\(end) See '\(help)'."
@@ -136,45 +136,45 @@ public struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The options and positionals given to one command.
-public struct ParsedArguments: Sendable, Hashable {
+package struct ParsedArguments: Sendable, Hashable {
     /// Values by option long name, in the order given (flags have one empty string per occurrence).
-    public var options: [String: [String]] = [:]
+    package var options: [String: [String]] = [:]
     /// Positionals in order.
-    public var positionals: [String] = []
+    package var positionals: [String] = []
 
-    public init(options: [String: [String]] = [:], positionals: [String] = []) {
+    package init(options: [String: [String]] = [:], positionals: [String] = []) {
         self.options = options
         self.positionals = positionals
     }
 
-    public func flag(_ long: String) -> Bool { options[long] != nil }
-    public func value(_ long: String) -> String? { options[long]?.last }
-    public func values(_ long: String) -> [String] { options[long] ?? [] }
+    package func flag(_ long: String) -> Bool { options[long] != nil }
+    package func value(_ long: String) -> String? { options[long]?.last }
+    package func values(_ long: String) -> [String] { options[long] ?? [] }
 }
 
 /// The options every command accepts.
-public struct GlobalOptions: Sendable, Hashable {
+package struct GlobalOptions: Sendable, Hashable {
     /// `--root DIR`: use the embedded store in this folder.
-    public var root: String?
+    package var root: String?
     /// `--socket PATH`: the daemon's socket.
-    public var socket: String?
+    package var socket: String?
     /// `--wait SECONDS`: how long `--root` waits for another process to release a store.
-    public var wait: String?
+    package var wait: String?
     /// `--json`: machine-readable output.
-    public var json = false
+    package var json = false
     /// `-h`/`--help` was given.
-    public var help = false
+    package var help = false
     /// `--version` was given.
-    public var version = false
+    package var version = false
 
-    public init(root: String? = nil, socket: String? = nil, json: Bool = false) {
+    package init(root: String? = nil, socket: String? = nil, json: Bool = false) {
         self.root = root
         self.socket = socket
         self.json = json
     }
 
     /// The global options as described in help texts.
-    public static let specs: [OptionSpec] = [
+    package static let specs: [OptionSpec] = [
         OptionSpec("root", .value(metavar: "DIR"), help: "Use the store root DIR directly (embedded store, no daemon)."),
         OptionSpec("socket", .value(metavar: "PATH"), help: "Talk to the daemon at PATH (default: $BLOB_SOCKET, else the standard socket)."),
         OptionSpec(
@@ -186,17 +186,17 @@ public struct GlobalOptions: Sendable, Hashable {
 }
 
 /// The whole command line, split into global options, the command name and its arguments.
-public struct CommandLineInvocation: Sendable, Hashable {
-    public var globals = GlobalOptions()
+package struct CommandLineInvocation: Sendable, Hashable {
+    package var globals = GlobalOptions()
     /// The command name, if any was given.
-    public var command: String?
+    package var command: String?
     /// Everything after the command name that is not a global option, in order, with `--` kept.
-    public var rest: [String] = []
+    package var rest: [String] = []
 }
 
-public enum ArgumentParser {
+package enum ArgumentParser {
     /// Splits `arguments` (without the program name) into global options, command name and the rest.
-    public static func split(_ arguments: [String]) throws(UsageError) -> CommandLineInvocation {
+    package static func split(_ arguments: [String]) throws(UsageError) -> CommandLineInvocation {
         var result = CommandLineInvocation()
         var index = 0
         var endOfOptions = false
@@ -272,7 +272,7 @@ public enum ArgumentParser {
     }
 
     /// Parses a command's own arguments (global options already removed) against its spec.
-    public static func parse(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParsedArguments {
+    package static func parse(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParsedArguments {
         var parsed = ParsedArguments()
         var index = 0
         var endOfOptions = false

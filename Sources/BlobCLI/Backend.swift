@@ -8,11 +8,11 @@ import Glibc
 #endif
 
 /// One store's verification result, as `blob verify` shows it.
-public struct StoreVerification: Sendable, Hashable, Codable {
-    public var name: String
-    public var report: VerificationReport
+package struct StoreVerification: Sendable, Hashable, Codable {
+    package var name: String
+    package var report: VerificationReport
 
-    public init(name: String, report: VerificationReport) {
+    package init(name: String, report: VerificationReport) {
         self.name = name
         self.report = report
     }
@@ -20,7 +20,7 @@ public struct StoreVerification: Sendable, Hashable, Codable {
 
 /// What the commands need from wherever the blobs live: the embedded store (`--root`) or, later,
 /// the daemon (`--socket`). Every command is written against this protocol only.
-public protocol BlobBackend: Sendable {
+package protocol BlobBackend: Sendable {
     /// Where the backend is, for messages (`root /var/blobs`, `daemon at /run/…/blobd.sock`).
     var location: String { get }
 
@@ -55,18 +55,18 @@ public protocol BlobBackend: Sendable {
 
 extension BlobBackend {
     /// ``verify(_:)``; a backend without files to move refuses `repair`.
-    public func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
+    package func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
         guard repair else { return try await verify(store) }
         throw UsageError("'verify --repair' needs --root or the daemon", command: "verify")
     }
 
     /// ``store(_:create:)`` without creating.
-    public func readOnlyStore(_ name: String) async throws -> any BlobStoring {
+    package func readOnlyStore(_ name: String) async throws -> any BlobStoring {
         try await store(name, create: false)
     }
 
     /// Whether ``store(_:create:)`` without creating finds the store.
-    public func storeExists(_ name: String) async throws -> Bool {
+    package func storeExists(_ name: String) async throws -> Bool {
         do {
             _ = try await store(name, create: false)
             return true
@@ -81,31 +81,31 @@ extension BlobBackend {
 /// One process at a time may have a store open for writing: opening waits up to
 /// ``StoreConfiguration/lockWait`` for another `blob --root` to finish, and does not wait for `blobd`;
 /// both end in ``CLIError/storeInUse(store:holder:daemon:waited:)``.
-public struct EmbeddedBackend: BlobBackend {
-    public let root: URL
-    public let configuration: StoreConfiguration
+package struct EmbeddedBackend: BlobBackend {
+    package let root: URL
+    package let configuration: StoreConfiguration
 
-    public init(root: URL, configuration: StoreConfiguration = StoreConfiguration()) {
+    package init(root: URL, configuration: StoreConfiguration = StoreConfiguration()) {
         self.root = root.standardizedFileURL
         self.configuration = configuration
     }
 
-    public var location: String { "root \(root.path)" }
+    package var location: String { "root \(root.path)" }
 
-    public func store(_ name: String, create: Bool) async throws -> any BlobStoring {
+    package func store(_ name: String, create: Bool) async throws -> any BlobStoring {
         if !create { try requireStore(name) }
         return try await open(name)
     }
 
     /// Opens the store without its lock: reads work while another process (blobd, another
     /// `blob --root`) has it open, and see every blob committed before they start.
-    public func readOnlyStore(_ name: String) async throws -> any BlobStoring {
+    package func readOnlyStore(_ name: String) async throws -> any BlobStoring {
         try requireStore(name)
         return try await openReadOnly(name)
     }
 
     /// Whether the store's folder exists (opening nothing, so it works while another process holds it).
-    public func storeExists(_ name: String) async throws -> Bool {
+    package func storeExists(_ name: String) async throws -> Bool {
         do {
             try requireStore(name)
             return true
@@ -130,11 +130,11 @@ public struct EmbeddedBackend: BlobBackend {
     }
 
     /// The default of ``lockWait(option:environment:)``.
-    public static let defaultLockWait = Duration.seconds(10)
+    package static let defaultLockWait = Duration.seconds(10)
 
     /// How long to wait for another process to release a store: `--wait SECONDS`, else `$BLOB_WAIT`,
     /// else ``defaultLockWait``. A usage error unless a number of seconds from 0 to 86,400.
-    public static func lockWait(option: String?, environment: [String: String]) throws -> Duration {
+    package static func lockWait(option: String?, environment: [String: String]) throws -> Duration {
         let (text, source): (String?, String) =
             option != nil ? (option, "'--wait'") : (environment["BLOB_WAIT"].flatMap { $0.isEmpty ? nil : $0 }, "$BLOB_WAIT")
         guard let text else { return defaultLockWait }
@@ -177,7 +177,7 @@ public struct EmbeddedBackend: BlobBackend {
     }
 
     /// Folders under the root whose names are valid store names.
-    public func storeNames() throws -> [String] {
+    package func storeNames() throws -> [String] {
         let path = root.path
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         let entries: [DirectoryEntry]
@@ -188,7 +188,7 @@ public struct EmbeddedBackend: BlobBackend {
             .map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
-    public func stores() async throws -> [StoreSummary] {
+    package func stores() async throws -> [StoreSummary] {
         var result: [StoreSummary] = []
         for name in try storeNames() {
             let store = try await openReadOnly(name)
@@ -197,11 +197,11 @@ public struct EmbeddedBackend: BlobBackend {
         return result
     }
 
-    public func verify(_ store: String?) async throws -> [StoreVerification] { try await verify(store, repair: false) }
+    package func verify(_ store: String?) async throws -> [StoreVerification] { try await verify(store, repair: false) }
 
     /// A check opens each store read-only (it works while blobd serves the root); a repair moves
     /// files, so it opens each store for writing, waiting for its lock like any change.
-    public func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
+    package func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
         let names: [String]
         if let store {
             try requireStore(store)
@@ -217,7 +217,7 @@ public struct EmbeddedBackend: BlobBackend {
         return result
     }
 
-    public func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
+    package func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
         throw UsageError(
             "'watch' needs the daemon: with --root only changes made by this same process could be seen; start blobd and drop --root",
             command: "watch")
@@ -225,7 +225,7 @@ public struct EmbeddedBackend: BlobBackend {
 }
 
 /// What `watch` tells its user about the source of the events.
-public enum WatchStatus: Sendable, Hashable {
+package enum WatchStatus: Sendable, Hashable {
     /// The connection to the daemon was lost; it is being re-established.
     case reconnecting
     /// Connected again; events resume after the one with this id (`nil`: none was seen).
@@ -233,25 +233,25 @@ public enum WatchStatus: Sendable, Hashable {
 }
 
 /// How the command line chose its backend.
-public enum BackendChoice: Sendable, Hashable {
+package enum BackendChoice: Sendable, Hashable {
     /// `--root DIR`.
     case embedded(root: String)
     /// The daemon at this socket (`--socket`, `$BLOB_SOCKET`, or the default).
     case daemon(socket: String)
 
     /// `--root` wins; else `--socket`, else `$BLOB_SOCKET`, else ``defaultSocketPath(environment:)``.
-    public static func resolve(_ globals: GlobalOptions, environment: [String: String]) -> BackendChoice {
+    package static func resolve(_ globals: GlobalOptions, environment: [String: String]) -> BackendChoice {
         if let root = globals.root { return .embedded(root: root) }
         if let socket = globals.socket { return .daemon(socket: socket) }
         return .daemon(socket: DaemonSocket.clientPath(environment: environment))
     }
 
     /// `$XDG_RUNTIME_DIR/blobstore/blobd.sock`, else `/tmp/blobstore-$UID/blobd.sock`.
-    public static func defaultSocketPath(environment: [String: String]) -> String {
+    package static func defaultSocketPath(environment: [String: String]) -> String {
         DaemonSocket.defaultPath(environment: environment)
     }
 }
 
 /// Makes the daemon backend for a socket path. The integrator supplies one (see ``BlobCLI/run(_:environment:console:daemon:)``);
 /// it should throw ``CLIError/daemonUnreachable(socket:reason:)`` when nothing answers.
-public typealias DaemonConnector = @Sendable (_ socketPath: String) async throws -> any BlobBackend
+package typealias DaemonConnector = @Sendable (_ socketPath: String) async throws -> any BlobBackend

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The `blob` command line: `exit(await BlobCLI.run(CommandLine.arguments))`.
-public enum BlobCLI {
+package enum BlobCLI {
     /// Runs one command line (`arguments[0]` is the program name) and returns the exit status.
     ///
     /// - Parameters:
@@ -15,7 +15,7 @@ public enum BlobCLI {
     ///   - console: standard input, output and error (tests pass buffers).
     ///   - daemon: makes the daemon backend for a socket path. Without one, every command that would need
     ///     the daemon (no `--root`) fails with exit status 69, naming the socket path it would have used.
-    public static func run(
+    package static func run(
         _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
         console: Console = .standard(), daemon: DaemonConnector? = DaemonBackend.connector
     ) async -> Int32 {

@@ -7,25 +7,25 @@ import Glibc
 #endif
 
 /// Somewhere output goes: standard output or error, or a buffer in tests.
-public protocol OutputSink: Sendable {
+package protocol OutputSink: Sendable {
     /// Writes all of `data`; throws ``CLIError/localIO(operation:path:errno:)`` if it cannot.
     func write(_ data: Data) async throws
 }
 
 /// Writes to a file descriptor from a serial queue of its own, so a blocking `write(2)` (a full pipe,
 /// a slow terminal) never occupies a thread of the Swift concurrency pool.
-public final class FileDescriptorSink: OutputSink {
+package final class FileDescriptorSink: OutputSink {
     private let descriptor: FileDescriptor
     private let name: String
     private let queue: DispatchQueue
 
-    public init(fd: Int32, name: String) {
+    package init(fd: Int32, name: String) {
         descriptor = FileDescriptor(rawValue: fd)
         self.name = name
         queue = DispatchQueue(label: "blob.output.\(fd)")
     }
 
-    public func write(_ data: Data) async throws {
+    package func write(_ data: Data) async throws {
         guard !data.isEmpty else { return }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             queue.async { [descriptor, name] in
@@ -43,31 +43,31 @@ public final class FileDescriptorSink: OutputSink {
 }
 
 /// Collects output in memory (tests).
-public final class CapturingSink: OutputSink {
+package final class CapturingSink: OutputSink {
     private let buffer = Locked(Data())
-    public init() {}
-    public func write(_ data: Data) async throws { buffer.withLock { $0.append(data) } }
+    package init() {}
+    package func write(_ data: Data) async throws { buffer.withLock { $0.append(data) } }
     /// Everything written so far.
-    public var data: Data { buffer.withLock { $0 } }
+    package var data: Data { buffer.withLock { $0 } }
     /// Everything written so far, as UTF-8 text.
-    public var text: String { String(decoding: data, as: UTF8.self) }
+    package var text: String { String(decoding: data, as: UTF8.self) }
 }
 
 /// Where a command reads and writes: standard input, output and error, and what they are connected to.
-public struct Console: Sendable {
-    public var output: any OutputSink
-    public var error: any OutputSink
+package struct Console: Sendable {
+    package var output: any OutputSink
+    package var error: any OutputSink
     /// Standard input's descriptor (read for `put` without a file).
-    public var input: Int32
+    package var input: Int32
     /// Whether standard error is a terminal: the progress bar is shown only then.
-    public var errorIsTerminal: Bool
+    package var errorIsTerminal: Bool
     /// Whether standard output is a terminal (`get` refuses to write binary content to one).
-    public var outputIsTerminal: Bool
+    package var outputIsTerminal: Bool
     /// Whether standard input is a terminal: someone may be typing (`put` shows no progress then;
     /// `rm -r` may ask for confirmation only then).
-    public var inputIsTerminal: Bool
+    package var inputIsTerminal: Bool
 
-    public init(
+    package init(
         output: any OutputSink, error: any OutputSink, input: Int32 = 0, errorIsTerminal: Bool = false,
         outputIsTerminal: Bool = false, inputIsTerminal: Bool = false
     ) {
@@ -80,7 +80,7 @@ public struct Console: Sendable {
     }
 
     /// The process's own standard streams.
-    public static func standard() -> Console {
+    package static func standard() -> Console {
         Console(
             output: FileDescriptorSink(fd: 1, name: "standard output"),
             error: FileDescriptorSink(fd: 2, name: "standard error"),
@@ -88,12 +88,12 @@ public struct Console: Sendable {
     }
 
     /// Writes `text` to standard output, adding a newline unless it ends with one.
-    public func print(_ text: String) async throws {
+    package func print(_ text: String) async throws {
         try await output.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }
 
     /// Writes `text` to standard error, adding a newline unless it ends with one; never fails.
-    public func printError(_ text: String) async {
+    package func printError(_ text: String) async {
         try? await error.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }
 

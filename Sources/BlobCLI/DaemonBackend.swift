@@ -4,13 +4,13 @@ import BlobSystem
 import Foundation
 
 /// The blobs served by a running `blobd`, reached through ``BlobClient`` over its Unix socket.
-public struct DaemonBackend: BlobBackend {
+package struct DaemonBackend: BlobBackend {
     /// The client (one connection pool for the whole command).
-    public let client: BlobClient
+    package let client: BlobClient
 
     /// Connects to the daemon at `socketPath`; throws ``CLIError/daemonUnreachable(socket:reason:)``
     /// (exit 69) when nothing answers there.
-    public init(socketPath: String) async throws {
+    package init(socketPath: String) async throws {
         client = BlobClient(socketPath: socketPath)
         do {
             _ = try await client.health()
@@ -23,26 +23,26 @@ public struct DaemonBackend: BlobBackend {
     }
 
     /// Makes the backend for a socket path: what `blob` uses when there is no `--root`.
-    public static let connector: DaemonConnector = { socketPath in try await DaemonBackend(socketPath: socketPath) }
+    package static let connector: DaemonConnector = { socketPath in try await DaemonBackend(socketPath: socketPath) }
 
-    public var location: String { "daemon at \(client.socketPath)" }
+    package var location: String { "daemon at \(client.socketPath)" }
 
-    public func store(_ name: String, create: Bool) async throws -> any BlobStoring {
+    package func store(_ name: String, create: Bool) async throws -> any BlobStoring {
         // A store that was never written answers 404 (mapped to notFound) on reads, so nothing to check here.
         try client.store(name)
     }
 
-    public func stores() async throws -> [StoreSummary] { try await client.stores() }
+    package func stores() async throws -> [StoreSummary] { try await client.stores() }
 
     /// Whether the daemon lists the store (`GET /v1/stores`): its reads of a missing store look
     /// like those of an empty one.
-    public func storeExists(_ name: String) async throws -> Bool {
+    package func storeExists(_ name: String) async throws -> Bool {
         try await client.stores().contains { $0.name == name }
     }
 
-    public func verify(_ store: String?) async throws -> [StoreVerification] { try await verify(store, repair: false) }
+    package func verify(_ store: String?) async throws -> [StoreVerification] { try await verify(store, repair: false) }
 
-    public func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
+    package func verify(_ store: String?, repair: Bool) async throws -> [StoreVerification] {
         let names: [String]
         if let store { names = [store] } else { names = try await client.stores().map(\.name) }
         var result: [StoreVerification] = []
@@ -56,7 +56,7 @@ public struct DaemonBackend: BlobBackend {
         return result
     }
 
-    public func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
+    package func changes(_ store: String?, status: @escaping @Sendable (WatchStatus) -> Void) async throws -> AsyncStream<BlobChange> {
         // Told once per outage: the feed retries every 0.1…2 s while the daemon is away.
         let lost = Locked(false)
         let events = client.events(store: store) { feedStatus in

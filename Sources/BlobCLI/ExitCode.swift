@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The exit statuses of `blob`, as documented in `blob help`.
-public enum ExitCode: Int32, Sendable, CaseIterable {
+package enum ExitCode: Int32, Sendable, CaseIterable {
     /// Success.
     case success = 0
     /// Anything not covered below (e.g. `verify` found problems, a store in use by another process,
@@ -41,7 +41,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     }
 
     /// The status for an error thrown by a command.
-    public static func `for`(_ error: any Error) -> ExitCode {
+    package static func `for`(_ error: any Error) -> ExitCode {
         switch error {
         case is UsageError:
             return .usage
@@ -78,7 +78,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
 }
 
 /// Failures of the command line tool itself (the store's own failures are ``BlobStoreError``s).
-public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A command that reads found no such store.
     case storeNotFound(store: String, location: String)
     /// Nothing answers at the daemon's socket (or no daemon client is built in).
@@ -100,7 +100,7 @@ public enum CLIError: Error, Sendable, Hashable, CustomStringConvertible {
     /// long this process waited for it.
     case storeInUse(store: String, holder: String, daemon: Bool, waited: Duration)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .storeNotFound(let store, let location):
             return "store '\(store)' not found (\(location))"

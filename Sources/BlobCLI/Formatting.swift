@@ -7,9 +7,9 @@ import Glibc
 #endif
 
 /// Human-readable text: sizes, counts, dates, pixel sizes and aligned columns.
-public enum Formatting {
+package enum Formatting {
     /// `512 B`, `1.0 KiB`, `1.2 MiB`, `117.7 GiB` (binary units, one decimal).
-    public static func size(_ bytes: Int64) -> String {
+    package static func size(_ bytes: Int64) -> String {
         if bytes < 1024 { return "\(bytes) B" }
         let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
         var value = Double(bytes) / 1024
@@ -22,7 +22,7 @@ public enum Formatting {
     }
 
     /// `1,234,567`.
-    public static func count<N: BinaryInteger>(_ number: N) -> String {
+    package static func count<N: BinaryInteger>(_ number: N) -> String {
         let digits = String(number.magnitude)
         var result = ""
         for (offset, character) in digits.enumerated() {
@@ -33,13 +33,13 @@ public enum Formatting {
     }
 
     /// `640×480`.
-    public static func pixels(_ image: ImageInfo) -> String { "\(image.width)×\(image.height)" }
+    package static func pixels(_ image: ImageInfo) -> String { "\(image.width)×\(image.height)" }
 
     /// `PNG 640×480`.
-    public static func image(_ image: ImageInfo) -> String { "\(image.format.rawValue.uppercased()) \(pixels(image))" }
+    package static func image(_ image: ImageInfo) -> String { "\(image.format.rawValue.uppercased()) \(pixels(image))" }
 
     /// `2025-01-31 14:05:09` in the local time zone (or `timeZone`, seconds east of UTC, for tests).
-    public static func date(_ date: Date, utcOffset: Int? = nil) -> String {
+    package static func date(_ date: Date, utcOffset: Int? = nil) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         let parts = brokenDown(seconds: seconds, utcOffset: utcOffset)
         return String(
@@ -48,7 +48,7 @@ public enum Formatting {
 
     /// `2025-01-31T13:05:09.123Z`: RFC 3339 in UTC with milliseconds (rounded down), as the daemon's
     /// HTTP metadata has them (the same writer), for JSON.
-    public static func isoDate(_ date: Date) -> String {
+    package static func isoDate(_ date: Date) -> String {
         HTTPDates.rfc3339(date)
     }
 
@@ -64,11 +64,11 @@ public enum Formatting {
     }
 
     /// Column alignment of a table cell.
-    public enum Alignment: Sendable { case left, right }
+    package enum Alignment: Sendable { case left, right }
 
     /// Rows of cells as aligned columns separated by two spaces; the last column is not padded.
     /// Widths count characters, so `×` and other non-ASCII letters line up.
-    public static func columns(_ rows: [[String]], alignments: [Alignment] = []) -> String {
+    package static func columns(_ rows: [[String]], alignments: [Alignment] = []) -> String {
         guard let columnCount = rows.map(\.count).max(), columnCount > 0 else { return "" }
         var widths = [Int](repeating: 0, count: columnCount)
         for row in rows {
@@ -93,7 +93,7 @@ public enum Formatting {
     }
 
     /// The block `put` and `stat` print for one blob.
-    public static func metadataBlock(_ metadata: BlobMetadata, store: String, utcOffset: Int? = nil) -> String {
+    package static func metadataBlock(_ metadata: BlobMetadata, store: String, utcOffset: Int? = nil) -> String {
         var rows: [[String]] = [
             ["Blob:", "\(store)/\(metadata.identifier)"],
             ["Size:", "\(size(metadata.size)) (\(count(metadata.size)) byte\(metadata.size == 1 ? "" : "s"))"],

@@ -2,9 +2,9 @@ import BlobProtocol
 import BlobStore
 
 /// Help texts in swift-argument-parser's layout: OVERVIEW, USAGE, ARGUMENTS, OPTIONS, then ours.
-public enum HelpText {
+package enum HelpText {
     /// The version `blob --version` prints.
-    public static let version = "blob \(BlobStoreVersion)"
+    package static let version = "blob \(BlobStoreVersion)"
 
     /// How blob chooses its store (the help's and the man page's first paragraph).
     static let about = """
@@ -14,7 +14,7 @@ public enum HelpText {
         """
 
     /// `blob help`.
-    public static func root() -> String {
+    package static func root() -> String {
         var text = "OVERVIEW: Store, fetch, list and watch blobs in a BlobStore.\n\n"
         text += wrap(about, width: 100, indent: "") + "\n\n"
         text += "USAGE: blob [--root DIR | --socket PATH] [--json] COMMAND ...\n\nOPTIONS:\n"
@@ -38,7 +38,7 @@ public enum HelpText {
     }
 
     /// `blob help put` / `blob put --help`.
-    public static func command(_ spec: CommandSpec) -> String {
+    package static func command(_ spec: CommandSpec) -> String {
         var text = "OVERVIEW: \(spec.abstract)\n"
         if !spec.discussion.isEmpty { text += "\n" + wrap(spec.discussion, width: 100, indent: "") + "\n" }
         text += "\nUSAGE: \(spec.usage)\n"

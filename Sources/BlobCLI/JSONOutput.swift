@@ -3,7 +3,7 @@ import Foundation
 
 /// A JSON value whose objects keep their keys in the order written, so `--json` output is stable
 /// and reads the same every time.
-public indirect enum JSONValue: Sendable, Hashable {
+package indirect enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -11,11 +11,11 @@ public indirect enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized() == rhs.serialized() }
-    public func hash(into hasher: inout Hasher) { hasher.combine(serialized()) }
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized() == rhs.serialized() }
+    package func hash(into hasher: inout Hasher) { hasher.combine(serialized()) }
 
     /// The JSON text: compact on one line, or indented by two spaces when `pretty`.
-    public func serialized(pretty: Bool = false) -> String {
+    package func serialized(pretty: Bool = false) -> String {
         var out = ""
         write(to: &out, pretty: pretty, indent: 0)
         return out
@@ -76,11 +76,11 @@ public indirect enum JSONValue: Sendable, Hashable {
 }
 
 /// The JSON shapes of `blob --json`. Keys are stable; new keys may be added, none removed or renamed.
-public enum JSONOutput {
+package enum JSONOutput {
     /// A blob's metadata: the HTTP metadata object of docs/PROTOCOL.md (same keys, same RFC 3339
     /// millisecond dates, `image` only for images) with the store's name first:
     /// `{"store","identifier","size","contentType","etag","created","modified","metadata":{…},"image"?:{"format","width","height"}}`.
-    public static func metadata(_ metadata: BlobMetadata, store: String) -> JSONValue {
+    package static func metadata(_ metadata: BlobMetadata, store: String) -> JSONValue {
         let user = metadata.userMetadata.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }
         var members: [(String, JSONValue)] = [
             ("store", .string(store)),
@@ -101,7 +101,7 @@ public enum JSONOutput {
     }
 
     /// `{"name","count","bytes"}` (`null` totals when unknown), and `"heldBy"` when another process holds the store.
-    public static func store(_ summary: StoreSummary) -> JSONValue {
+    package static func store(_ summary: StoreSummary) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("name", .string(summary.name)), ("count", summary.statistics.map { .int(Int64($0.count)) } ?? .null),
             ("bytes", summary.statistics.map { .int($0.bytes) } ?? .null),
@@ -111,7 +111,7 @@ public enum JSONOutput {
     }
 
     /// `{"store","healthy","corrupt":[{"path","identifier","reason"}],"orphaned":[…],"clean"}`.
-    public static func verification(_ result: StoreVerification) -> JSONValue {
+    package static func verification(_ result: StoreVerification) -> JSONValue {
         func findings(_ list: [VerificationReport.Finding]) -> JSONValue {
             .array(list.map { finding in
                 .object([
@@ -131,7 +131,7 @@ public enum JSONOutput {
 
     /// One change event: `{"sequence","store","date","kind":"put"|"removed"|"removedAll","identifier"?,"blob"?}`,
     /// `blob` being the metadata object (as in the daemon's `put` events).
-    public static func change(_ change: BlobChange) -> JSONValue {
+    package static func change(_ change: BlobChange) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("sequence", .int(Int64(clamping: change.sequence))), ("store", .string(change.store)),
             ("date", .string(Formatting.isoDate(change.date))),

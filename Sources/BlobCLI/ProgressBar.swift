@@ -11,7 +11,7 @@ import Glibc
 /// It draws only when enabled (standard error is a terminal), first after ``delay``, then five times
 /// a second, and erases itself when the transfer finishes, so short transfers and piped standard
 /// error never see it. Counting (``add(_:)``) is cheap and thread-safe.
-public final class ProgressBar: Sendable {
+package final class ProgressBar: Sendable {
     private struct State {
         var done: Int64 = 0
         var drawn = false
@@ -29,10 +29,10 @@ public final class ProgressBar: Sendable {
     private let width: Int
 
     /// Seconds before the bar first appears.
-    public static let delay = 1.0
+    package static let delay = 1.0
 
     /// A bar for `label` (`put photos/x`) of `total` bytes (`nil` when unknown); draws nothing unless `enabled`.
-    public init(
+    package init(
         label: String, total: Int64?, enabled: Bool, width: Int? = nil,
         draw: (@Sendable (String) -> Void)? = nil
     ) {
@@ -52,12 +52,12 @@ public final class ProgressBar: Sendable {
     }
 
     /// Counts `bytes` more as transferred.
-    public func add(_ bytes: Int) {
+    package func add(_ bytes: Int) {
         state.withLock { $0.done += Int64(bytes) }
     }
 
     /// Stops the bar and erases it if it was drawn; later calls do nothing.
-    public func finish() {
+    package func finish() {
         let stopped = state.withLock { state -> (timer: (any DispatchSourceTimer)?, drawn: Bool)? in
             if state.finished { return nil }
             state.finished = true
@@ -87,7 +87,7 @@ public final class ProgressBar: Sendable {
     /// The bar's text: `put photos/x  [#####-----]  50%  5.0 MiB / 10.0 MiB  2.5 MiB/s  ETA 0:02`, fitted
     /// to `width` (the bar shrinks or goes first, then the label is cut). Without a total: the bytes so
     /// far, the rate and the time elapsed.
-    public static func render(label: String, done: Int64, total: Int64?, elapsed: Double, width: Int) -> String {
+    package static func render(label: String, done: Int64, total: Int64?, elapsed: Double, width: Int) -> String {
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         let speed = Formatting.size(Int64(rate)) + "/s"
         var tail: String

@@ -1,17 +1,17 @@
 import BlobStore
 
 /// `STORE/ID`: split at the first `/` into a store name and an identifier (which may contain `/`).
-public struct BlobAddress: Sendable, Hashable, CustomStringConvertible {
-    public var store: String
-    public var identifier: String
+package struct BlobAddress: Sendable, Hashable, CustomStringConvertible {
+    package var store: String
+    package var identifier: String
 
-    public init(store: String, identifier: String) {
+    package init(store: String, identifier: String) {
         self.store = store
         self.identifier = identifier
     }
 
     /// Parses and checks `STORE/ID`; usage errors name what is wrong.
-    public static func parse(_ text: String, command: String) throws(UsageError) -> BlobAddress {
+    package static func parse(_ text: String, command: String) throws(UsageError) -> BlobAddress {
         guard !text.isEmpty else { throw UsageError("missing STORE/ID", command: command) }
         guard let slash = text.firstIndex(of: "/") else {
             throw UsageError("'\(text)' has no identifier (expected STORE/ID)", command: command)
@@ -29,14 +29,14 @@ public struct BlobAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Checks a store name given on the command line.
-    public static func checkStore(_ store: String, command: String) throws(UsageError) {
+    package static func checkStore(_ store: String, command: String) throws(UsageError) {
         if store.isEmpty { throw UsageError("missing store name", command: command) }
         if let reason = StoreName.violation(in: store) {
             throw UsageError("invalid store name '\(store)': \(reason)", command: command)
         }
     }
 
-    public var description: String { store + "/" + identifier }
+    package var description: String { store + "/" + identifier }
 }
 
 /// Parsers for option values; each failure is a ``UsageError`` naming the option.
@@ -81,12 +81,12 @@ enum ValueParsing {
 
 /// A byte range as given to `--range`: `A-B` (bytes A through B, inclusive, as in HTTP), `A-` (from A
 /// to the end) or `-N` (the last N bytes).
-public enum ByteRangeSpec: Sendable, Hashable {
+package enum ByteRangeSpec: Sendable, Hashable {
     case closed(Int64, Int64)
     case from(Int64)
     case suffix(Int64)
 
-    public static func parse(_ text: String, command: String) throws(UsageError) -> ByteRangeSpec {
+    package static func parse(_ text: String, command: String) throws(UsageError) -> ByteRangeSpec {
         let bad = UsageError("'--range \(text)' must be A-B, A- or -N with whole byte offsets, A ≤ B", command: command)
         guard let dash = text.firstIndex(of: "-") else { throw bad }
         let left = text[..<dash], right = text[text.index(after: dash)...]
@@ -110,7 +110,7 @@ public enum ByteRangeSpec: Sendable, Hashable {
     }
 
     /// The half-open range for a blob of `size` bytes (before the store clamps it).
-    public func resolved(size: Int64) -> Range<Int64> {
+    package func resolved(size: Int64) -> Range<Int64> {
         switch self {
         case .closed(let start, let end): return start..<(end + 1)
         case .from(let start): return start..<Int64.max

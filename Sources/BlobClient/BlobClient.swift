@@ -1,6 +1,6 @@
 import BlobProtocol
 import BlobStore
-import BlobSystem
+internal import BlobSystem
 import Foundation
 import HTTP1
 

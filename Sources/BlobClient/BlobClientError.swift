@@ -1,9 +1,10 @@
-import BlobSystem
+package import BlobSystem
+import BlobStore
 
 /// A failure talking to `blobd` that has no ``BlobStore/BlobStoreError`` equivalent.
 public enum BlobClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Connecting to the daemon's socket failed (no socket file, nobody listening, no permission…).
-    case daemonUnreachable(socketPath: String, errno: Errno)
+    case daemonUnreachable(socketPath: String, errno: ErrorNumber)
     /// The daemon sent something this client cannot understand, or the connection broke mid-exchange.
     case protocolError(String)
     /// The daemon did not make progress within the configured time.
@@ -23,6 +24,12 @@ public enum BlobClientError: Error, Hashable, Sendable, CustomStringConvertible 
         case .http(let status, let code, let message):
             return "blobd answered \(status) \(code): \(message)"
         }
+    }
+
+    /// ``daemonUnreachable(socketPath:errno:)`` from the `Errno` a system call returned, so that the
+    /// public case shows no BlobSystem type.
+    package static func daemonUnreachable(socketPath: String, errno: Errno) -> BlobClientError {
+        .daemonUnreachable(socketPath: socketPath, errno: ErrorNumber(errno))
     }
 }
 

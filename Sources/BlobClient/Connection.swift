@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -10,6 +10,7 @@ import Glibc
 ///
 /// Used by one exchange at a time (the pool hands it out exclusively), always from a blocking
 /// I/O thread, never from the cooperative pool. Only ``shutdown()`` may be called concurrently.
+// Unchecked: the buffer and indices belong to the exchange the pool handed the connection to; `closed` is `Locked`.
 final class Connection: @unchecked Sendable {
     /// The socket.
     let descriptor: FileDescriptor

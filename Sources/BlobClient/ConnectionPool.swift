@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Dispatch
 
 /// Keep-alive connections to one socket path, handed out to one exchange at a time.

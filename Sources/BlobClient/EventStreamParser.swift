@@ -1,14 +1,14 @@
 /// One Server-Sent Event.
-public struct ServerSentEvent: Hashable, Sendable {
+package struct ServerSentEvent: Hashable, Sendable {
     /// The `id:` of the event, if it had one.
-    public var id: String?
+    package var id: String?
     /// The `event:` type; `message` when absent.
-    public var event: String
+    package var event: String
     /// The `data:` lines joined with newlines.
-    public var data: String
+    package var data: String
 
     /// Creates an event.
-    public init(id: String?, event: String, data: String) {
+    package init(id: String?, event: String, data: String) {
         self.id = id
         self.event = event
         self.data = data
@@ -17,7 +17,7 @@ public struct ServerSentEvent: Hashable, Sendable {
 
 /// An incremental `text/event-stream` parser (WHATWG HTML §9.2): feed bytes as they arrive, in
 /// pieces of any size; complete events come out. Comment lines (`:` heartbeats) are skipped.
-public struct EventStreamParser: Sendable {
+package struct EventStreamParser: Sendable {
     private var line: [UInt8] = []
     private var afterCarriageReturn = false
     private var eventType = ""
@@ -26,13 +26,13 @@ public struct EventStreamParser: Sendable {
     private var pendingID: String?
     private var sawID = false
     /// The id of the last event with an `id:` field, to send back as `Last-Event-ID` when reconnecting.
-    public private(set) var lastEventID: String?
+    package private(set) var lastEventID: String?
 
     /// Creates a parser at the start of a stream.
-    public init() {}
+    package init() {}
 
     /// Parses `bytes` and returns the events they completed.
-    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
+    package mutating func feed(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in bytes {
             if afterCarriageReturn {
@@ -51,7 +51,7 @@ public struct EventStreamParser: Sendable {
     }
 
     /// Forgets a partly received event (after a dropped connection); keeps ``lastEventID``.
-    public mutating func resetPartialEvent() {
+    package mutating func resetPartialEvent() {
         line.removeAll()
         afterCarriageReturn = false
         eventType = ""

@@ -1,5 +1,5 @@
 import BlobStore
-import BlobSystem
+internal import BlobSystem
 import Foundation
 import HTTP1
 

@@ -2,7 +2,7 @@
 /// description of the first violated property, or `nil`. The libFuzzer driver (`blob-fuzz` built by
 /// `.ci/fuzz`) traps on a description so libFuzzer keeps the input; the regression tests run the
 /// checked-in corpus through the same functions.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, CaseIterable, Sendable {
     /// `HTTPRequestParser`: fed whole or in two pieces, never out of bounds, same answer both ways.
     case httpRequest = "http-request"
     /// `ChunkedDecoder`: piecewise decoding equals one-shot decoding; encode → decode round-trips.
@@ -18,7 +18,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case imageWhole = "image-whole"
 
     /// Checks `input`; `nil` when every property holds.
-    public func check(_ input: UnsafeRawBufferPointer) -> String? {
+    package func check(_ input: UnsafeRawBufferPointer) -> String? {
         switch self {
         case .httpRequest: return HTTPRequestFuzz.check(input)
         case .chunked: return ChunkedFuzz.check(input)
@@ -30,7 +30,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     /// Checks `input`; `nil` when every property holds.
-    public func check(_ input: [UInt8]) -> String? {
+    package func check(_ input: [UInt8]) -> String? {
         input.withUnsafeBytes { check($0) }
     }
 }

@@ -1,5 +1,4 @@
 import BlobStore
-import BlobSystem
 import Foundation
 import HTTP1
 
@@ -21,7 +20,7 @@ extension ErrorCode {
         case .tooLarge: self = .tooLarge
         case .invalidQuery: self = .invalidQuery
         case .rangeNotSatisfiable: self = .rangeNotSatisfiable
-        case .io(_, _, let errno) where errno == .noSpace || errno.rawValue == EDQUOT: self = .insufficientStorage
+        case .io(_, _, let errno) where errno.rawValue == ENOSPC || errno.rawValue == EDQUOT: self = .insufficientStorage
         case .io: self = .ioError
         case .storeLocked: self = .storeLocked
         case .corrupt: self = .corrupt

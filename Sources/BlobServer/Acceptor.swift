@@ -3,7 +3,7 @@ import Foundation
 
 /// The thread that blocks in `accept`, checks each peer's credentials, and deals the connections
 /// round-robin to the event loops. Blocking here keeps `accept` off the loops' epoll sets entirely.
-final class Acceptor: @unchecked Sendable {
+final class Acceptor: Sendable {
     private let listener: FileDescriptor
     private let loops: [EventLoop]
     private let policy: PeerPolicy

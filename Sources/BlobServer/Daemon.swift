@@ -8,10 +8,10 @@ import Glibc
 #endif
 
 /// The daemon's lifecycle: claim the root, place the socket, serve, and shut down cleanly on SIGTERM/SIGINT.
-public enum Daemon {
+package enum Daemon {
     /// Runs the daemon until a signal stops it; returns the process exit status
     /// (0 after a clean shutdown, 1 when it cannot start). Blocks the calling thread.
-    public static func run(_ configuration: ServerConfiguration) -> Int32 {
+    package static func run(_ configuration: ServerConfiguration) -> Int32 {
         let log = Log(level: configuration.logLevel, format: configuration.logFormat)
         do {
             try serve(configuration, log: log)

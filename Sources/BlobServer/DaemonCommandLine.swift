@@ -2,24 +2,24 @@ import BlobStore
 import BlobSystem
 import Foundation
 
-/// `blobd`'s command line, parsed by hand (no package dependencies). Public so that other
-/// executables (the benchmark runs a daemon as a child of itself) start exactly the same daemon.
+/// `blobd`'s command line, parsed by hand (no package dependencies). Package-wide so that any other
+/// executable of this package that starts a daemon starts exactly the same one.
 ///
 /// Every setting flag has an environment variable (``environmentVariables``); a flag wins over its
 /// variable, and an empty variable counts as unset (systemd's `Environment=BLOBD_ROOT=` clears one).
-public enum DaemonCommandLine {
+package enum DaemonCommandLine {
     /// What `blobd --version` prints after `blobd `: the package's ``BlobStore/BlobStoreVersion``.
-    public static let version = BlobStoreVersion
+    package static let version = BlobStoreVersion
 
     /// Each setting flag and the environment variable that sets it when the flag is absent, in `--help` order.
-    public static let environmentVariables: [(flag: String, variable: String)] = [
+    package static let environmentVariables: [(flag: String, variable: String)] = [
         ("--root", "BLOBD_ROOT"), ("--socket", "BLOBD_SOCKET"), ("--durability", "BLOBD_DURABILITY"),
         ("--event-loops", "BLOBD_EVENT_LOOPS"), ("--allow-group", "BLOBD_ALLOW_GROUP"), ("--log-level", "BLOBD_LOG_LEVEL"),
         ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
     ]
 
     /// The `--help` text.
-    public static let usage = """
+    package static let usage = """
         usage: blobd [--root DIR] [--socket PATH] [--durability durable|relaxed] [--event-loops N]
                      [--allow-group GID] [--log-level error|info|debug] [--log-format text|json]
                      [--access-log off|stderr|PATH] [--heartbeat SECONDS] [--help] [--version]
@@ -43,7 +43,7 @@ public enum DaemonCommandLine {
         """
 
     /// What a command line asks for.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// Serve with this configuration.
         case run(ServerConfiguration)
         /// Print ``usage`` and exit 0.
@@ -55,7 +55,7 @@ public enum DaemonCommandLine {
     }
 
     /// Parses `arguments` (without the program name) over the settings `environment` gives.
-    public static func parse(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Outcome {
+    package static func parse(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Outcome {
         var configuration = ServerConfiguration(socketPath: ServerConfiguration.defaultSocketPath(environment: environment))
         let currentDirectory = FileManager.default.currentDirectoryPath
         var socketSource = "the default socket path"

@@ -6,30 +6,30 @@ import Glibc
 /// one object per line (`{"time":…,"level":…,"msg":…}`). The global `stderr` is not usable from
 /// nonisolated code in Swift 6, and one `write` per line keeps lines from different threads from
 /// interleaving.
-public struct Log: Sendable {
+package struct Log: Sendable {
     /// Lines above this level are dropped.
-    public let level: LogLevel
+    package let level: LogLevel
     /// How lines are written.
-    public let format: LogFormat
+    package let format: LogFormat
 
     /// Creates a logger that prints lines up to `level`, in `format`.
-    public init(level: LogLevel, format: LogFormat = .text) {
+    package init(level: LogLevel, format: LogFormat = .text) {
         self.level = level
         self.format = format
     }
 
     /// Whether lines at `level` are printed (so callers can skip building them).
     @inline(__always)
-    public func enabled(_ level: LogLevel) -> Bool { level <= self.level }
+    package func enabled(_ level: LogLevel) -> Bool { level <= self.level }
 
     /// Prints `message` if `level` is enabled.
-    public func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String) {
+    package func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard enabled(level) else { return }
         emit(level, message())
     }
 
     /// Prints `message` whatever the configured level (the line saying where the daemon listens).
-    public func always(_ level: LogLevel, _ message: String) {
+    package func always(_ level: LogLevel, _ message: String) {
         emit(level, message)
     }
 
@@ -54,7 +54,7 @@ public struct Log: Sendable {
 
     /// Writes `line` and a newline to stderr whatever the level and format (usage errors, found
     /// before the format is known).
-    public static func write(_ line: String) {
+    package static func write(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
         write(bytes: bytes, to: 2)

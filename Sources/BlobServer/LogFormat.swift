@@ -1,5 +1,5 @@
 /// How `blobd` writes its log lines (`--log-format`).
-public enum LogFormat: String, Sendable, Hashable, CaseIterable {
+package enum LogFormat: String, Sendable, Hashable, CaseIterable {
     /// Plain lines: `blobd: MESSAGE` on stderr, and space-separated fields in the access log.
     case text
     /// One JSON object per line, with a `time` (RFC 3339, UTC, milliseconds), a `level` and a `msg`.
@@ -7,7 +7,7 @@ public enum LogFormat: String, Sendable, Hashable, CaseIterable {
 }
 
 /// Where the access log (one line per request) goes (`--access-log`).
-public enum AccessLogDestination: Sendable, Hashable {
+package enum AccessLogDestination: Sendable, Hashable {
     /// No access log.
     case off
     /// File descriptor 2, mixed with the other log lines.
@@ -16,7 +16,7 @@ public enum AccessLogDestination: Sendable, Hashable {
     case file(String)
 
     /// Parses `off`, `stderr` or a path (relative paths are taken from `currentDirectory`).
-    public init?(argument: String, currentDirectory: String) {
+    package init?(argument: String, currentDirectory: String) {
         switch argument {
         case "": return nil
         case "off": self = .off

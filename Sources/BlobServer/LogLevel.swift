@@ -1,5 +1,5 @@
 /// How much the daemon writes to stderr.
-public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
+package enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
     /// Only failures.
     case error
     /// Start-up, shutdown and refused peers (the default).
@@ -8,7 +8,7 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
     case debug
 
     /// Parses `error`, `info` or `debug`.
-    public init?(name: String) {
+    package init?(name: String) {
         switch name {
         case "error": self = .error
         case "info": self = .info
@@ -18,7 +18,7 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
     }
 
     /// The level's name, as `--log-level` takes it and JSON log lines show it.
-    public var name: String {
+    package var name: String {
         switch self {
         case .error: "error"
         case .info: "info"
@@ -27,5 +27,5 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable {
     }
 
     /// Orders by verbosity.
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -3,31 +3,31 @@ import BlobStore
 import Foundation
 
 /// Everything `blobd` needs to know to serve: where, how durably, with how many loops, and for whom.
-public struct ServerConfiguration: Sendable, Hashable {
+package struct ServerConfiguration: Sendable, Hashable {
     /// The folder holding the named stores.
-    public var root: URL
+    package var root: URL
     /// The Unix socket path clients connect to (at most ``UnixSocket/maximumPathLength`` bytes).
-    public var socketPath: String
+    package var socketPath: String
     /// How puts and removes reach the disk.
-    public var durability: Durability
+    package var durability: Durability
     /// Number of event-loop threads (at least 1).
-    public var eventLoopCount: Int
+    package var eventLoopCount: Int
     /// A group whose members may connect besides the daemon's own user and root.
-    public var allowedGroup: UInt32?
+    package var allowedGroup: UInt32?
     /// How much the daemon says on stderr.
-    public var logLevel: LogLevel
+    package var logLevel: LogLevel
     /// How log lines (stderr and the access log) are written.
-    public var logFormat: LogFormat
+    package var logFormat: LogFormat
     /// Where the access log goes; `nil` means stderr at ``LogLevel/debug`` and off otherwise
     /// (see ``effectiveAccessLog``).
-    public var accessLog: AccessLogDestination?
+    package var accessLog: AccessLogDestination?
     /// How long a shutdown waits for in-flight requests before closing their connections.
-    public var shutdownGraceSeconds: Double
+    package var shutdownGraceSeconds: Double
     /// Seconds between `:` heartbeat comments on idle event streams.
-    public var heartbeatSeconds: Double
+    package var heartbeatSeconds: Double
 
     /// Creates a configuration; the defaults are those of `blobd` started without flags.
-    public init(
+    package init(
         root: URL = StoreRoot.defaultURL, socketPath: String = ServerConfiguration.defaultSocketPath(),
         durability: Durability = .durable, eventLoopCount: Int = 2, allowedGroup: UInt32? = nil,
         logLevel: LogLevel = .info, logFormat: LogFormat = .text, accessLog: AccessLogDestination? = nil, shutdownGraceSeconds: Double = 5, heartbeatSeconds: Double = 15
@@ -46,12 +46,12 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     /// Where access-log lines go: ``accessLog`` if set, else stderr when ``logLevel`` is
     /// ``LogLevel/debug`` (the per-request line that level promises) and nowhere otherwise.
-    public var effectiveAccessLog: AccessLogDestination {
+    package var effectiveAccessLog: AccessLogDestination {
         accessLog ?? (logLevel == .debug ? .stderr : .off)
     }
 
     /// `$XDG_RUNTIME_DIR/blobstore/blobd.sock` when that variable is an absolute path, else `/tmp/blobstore-$UID/blobd.sock`.
-    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         DaemonSocket.defaultPath(environment: environment)
     }
 }

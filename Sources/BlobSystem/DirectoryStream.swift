@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// One entry of a directory listing.
-public struct DirectoryEntry: Hashable, Sendable {
+package struct DirectoryEntry: Hashable, Sendable {
     /// What `d_type` says the entry is.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// A regular file.
         case regular
         /// A directory.
@@ -14,18 +14,18 @@ public struct DirectoryEntry: Hashable, Sendable {
         case other
     }
     /// The entry's name (never `.` or `..`).
-    public var name: String
+    package var name: String
     /// The entry's kind as reported by `readdir`.
-    public var kind: Kind
+    package var kind: Kind
 }
 
 /// Reads directory entries with `opendir`/`readdir` (cheaper than Foundation's listing here).
-public enum DirectoryStream {
+package enum DirectoryStream {
     /// Where `d_name` starts in a `dirent`.
     private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
 
     /// Calls `body` for every entry of `path` except `.` and `..`, in directory order; `body` returns `false` to stop.
-    public static func forEachEntry(of path: String, _ body: (DirectoryEntry) throws -> Bool) throws {
+    package static func forEachEntry(of path: String, _ body: (DirectoryEntry) throws -> Bool) throws {
         guard let dir = opendir(path) else { throw Errno.current }
         defer { closedir(dir) }
         while true {
@@ -50,7 +50,7 @@ public enum DirectoryStream {
     }
 
     /// All entries of `path` except `.` and `..`.
-    public static func entries(of path: String) throws(Errno) -> [DirectoryEntry] {
+    package static func entries(of path: String) throws(Errno) -> [DirectoryEntry] {
         var result: [DirectoryEntry] = []
         do {
             try forEachEntry(of: path) { result.append($0); return true }

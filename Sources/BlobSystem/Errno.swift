@@ -3,43 +3,48 @@ import Glibc
 #endif
 
 /// A POSIX error number, as returned in `errno` by a failed system call.
-public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
+package struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// The raw `errno` value.
-    public let rawValue: Int32
+    package let rawValue: Int32
 
     /// Wraps a raw `errno` value.
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// The calling thread's current `errno`.
-    public static var current: Errno { Errno(rawValue: errno) }
+    package static var current: Errno { Errno(rawValue: errno) }
+
+    /// The symbolic name, e.g. `ENOENT`; `nil` for a number not in the table below.
+    package var name: String? { Errno.names[rawValue] }
+
+    /// The C library's text, e.g. `No such file or directory`.
+    package var message: String { String(cString: strerror(rawValue)) }
 
     /// The symbolic name and the C library's text, e.g. `ENOENT (No such file or directory)`.
-    public var description: String {
-        let text = String(cString: strerror(rawValue))
-        if let name = Errno.names[rawValue] { return "\(name) (\(text))" }
-        return "errno \(rawValue) (\(text))"
+    package var description: String {
+        if let name { return "\(name) (\(message))" }
+        return "errno \(rawValue) (\(message))"
     }
 
     /// No such file or directory.
-    public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
+    package static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
     /// File exists.
-    public static let fileExists = Errno(rawValue: EEXIST)
+    package static let fileExists = Errno(rawValue: EEXIST)
     /// Interrupted system call.
-    public static let interrupted = Errno(rawValue: EINTR)
+    package static let interrupted = Errno(rawValue: EINTR)
     /// Resource temporarily unavailable.
-    public static let wouldBlock = Errno(rawValue: EAGAIN)
+    package static let wouldBlock = Errno(rawValue: EAGAIN)
     /// No space left on device.
-    public static let noSpace = Errno(rawValue: ENOSPC)
+    package static let noSpace = Errno(rawValue: ENOSPC)
     /// File too large.
-    public static let fileTooLarge = Errno(rawValue: EFBIG)
+    package static let fileTooLarge = Errno(rawValue: EFBIG)
     /// Not a directory.
-    public static let notDirectory = Errno(rawValue: ENOTDIR)
+    package static let notDirectory = Errno(rawValue: ENOTDIR)
     /// Directory not empty.
-    public static let directoryNotEmpty = Errno(rawValue: ENOTEMPTY)
+    package static let directoryNotEmpty = Errno(rawValue: ENOTEMPTY)
     /// Permission denied.
-    public static let permissionDenied = Errno(rawValue: EACCES)
+    package static let permissionDenied = Errno(rawValue: EACCES)
     /// `EPERM`: the operation needs privileges the caller lacks (e.g. `O_NOATIME` on another user's file).
-    public static let notPermitted = Errno(rawValue: EPERM)
+    package static let notPermitted = Errno(rawValue: EPERM)
 
     private static let names: [Int32: String] = [
         EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", EBADF: "EBADF",
@@ -56,7 +61,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 ///
 /// A signal arriving mid-call is not a failure of the operation, so every wrapper here retries.
 @inline(__always)
-public func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) throws(Errno) -> Result {
+package func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) throws(Errno) -> Result {
     while true {
         let result = body()
         if result != -1 { return result }

@@ -7,48 +7,48 @@ import CBlobShim
 ///
 /// It is a value and does not close itself; the owner calls ``close()`` exactly once
 /// (or uses ``closeAfter(_:)``). Every call retries on `EINTR` and throws ``Errno``.
-public struct FileDescriptor: Hashable, Sendable {
+package struct FileDescriptor: Hashable, Sendable {
     /// The raw descriptor number.
-    public let rawValue: Int32
+    package let rawValue: Int32
 
     /// Wraps a raw descriptor the caller owns.
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// Flags for ``open(_:_:permissions:relativeTo:)``.
-    public struct OpenOptions: OptionSet, Sendable {
+    package struct OpenOptions: OptionSet, Sendable {
         /// The raw `open(2)` flag bits.
-        public let rawValue: Int32
+        package let rawValue: Int32
         /// Wraps raw `open(2)` flag bits.
-        public init(rawValue: Int32) { self.rawValue = rawValue }
+        package init(rawValue: Int32) { self.rawValue = rawValue }
         /// `O_RDONLY`.
-        public static let readOnly = OpenOptions([])
+        package static let readOnly = OpenOptions([])
         /// `O_WRONLY`.
-        public static let writeOnly = OpenOptions(rawValue: O_WRONLY)
+        package static let writeOnly = OpenOptions(rawValue: O_WRONLY)
         /// `O_RDWR`.
-        public static let readWrite = OpenOptions(rawValue: O_RDWR)
+        package static let readWrite = OpenOptions(rawValue: O_RDWR)
         /// `O_CREAT`.
-        public static let create = OpenOptions(rawValue: O_CREAT)
+        package static let create = OpenOptions(rawValue: O_CREAT)
         /// `O_EXCL`: with `create`, fail if the file exists.
-        public static let exclusive = OpenOptions(rawValue: O_EXCL)
+        package static let exclusive = OpenOptions(rawValue: O_EXCL)
         /// `O_TRUNC`.
-        public static let truncate = OpenOptions(rawValue: O_TRUNC)
+        package static let truncate = OpenOptions(rawValue: O_TRUNC)
         /// `O_APPEND`.
-        public static let append = OpenOptions(rawValue: O_APPEND)
+        package static let append = OpenOptions(rawValue: O_APPEND)
         /// `O_DIRECTORY`: fail unless the path is a directory.
-        public static let directory = OpenOptions(rawValue: O_DIRECTORY)
+        package static let directory = OpenOptions(rawValue: O_DIRECTORY)
         /// `O_NOFOLLOW`: fail if the last component is a symbolic link.
-        public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+        package static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
         /// `O_NONBLOCK`.
-        public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
+        package static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
         /// `O_NOATIME`: reading does not update the file's access time. Only the file's owner (or a
         /// process with `CAP_FOWNER`) may ask; others get `EPERM`.
-        public static let noAccessTime = OpenOptions(rawValue: cblob_o_noatime())
+        package static let noAccessTime = OpenOptions(rawValue: cblob_o_noatime())
         /// `O_CLOEXEC`; always added by ``FileDescriptor/open(_:_:permissions:relativeTo:)``.
-        public static let closeOnExec = OpenOptions(rawValue: O_CLOEXEC)
+        package static let closeOnExec = OpenOptions(rawValue: O_CLOEXEC)
     }
 
     /// Opens `path` (relative to `directory` when given, as `openat(2)`), always close-on-exec.
-    public static func open(
+    package static func open(
         _ path: String, _ options: OpenOptions, permissions: mode_t = 0o644,
         relativeTo directory: FileDescriptor? = nil
     ) throws(Errno) -> FileDescriptor {
@@ -65,7 +65,7 @@ public struct FileDescriptor: Hashable, Sendable {
     /// unless ``FileSystem/link(_:as:)`` names it first.
     ///
     /// Throws `EOPNOTSUPP` or `EISDIR` where the filesystem or the kernel cannot create such files.
-    public static func openAnonymous(inDirectory directory: String, permissions: mode_t = 0o644) throws(Errno) -> FileDescriptor {
+    package static func openAnonymous(inDirectory directory: String, permissions: mode_t = 0o644) throws(Errno) -> FileDescriptor {
         if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.openAnonymous(folder: directory, descriptor: -1)) }
         let fd = try retryingOnInterrupt { cblob_open_tmpfile(directory, permissions) }
         if FileSystemSeam.isActive { FileSystemSeam.didPerform(.openAnonymous(folder: directory, descriptor: fd)) }
@@ -77,19 +77,19 @@ public struct FileDescriptor: Hashable, Sendable {
     ///
     /// Throws ``Errno/wouldBlock`` when some component is not cached, and `ENOSYS` or `EINVAL` where
     /// the kernel lacks the call or the flag. `options` must not contain `create` or `truncate`.
-    public static func openIfCached(_ path: String, _ options: OpenOptions) throws(Errno) -> FileDescriptor {
+    package static func openIfCached(_ path: String, _ options: OpenOptions) throws(Errno) -> FileDescriptor {
         let fd = try retryingOnInterrupt { cblob_open_cached(path, options.rawValue) }
         return FileDescriptor(rawValue: fd)
     }
 
     /// Closes the descriptor. `EINTR` is not retried: on Linux the descriptor is gone either way.
-    public func close() throws(Errno) {
+    package func close() throws(Errno) {
         if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.close(descriptor: rawValue)) }
         if Glibc.close(rawValue) == -1, errno != EINTR { throw Errno.current }
     }
 
     /// Runs `body`, then closes the descriptor whatever happened.
-    public func closeAfter<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func closeAfter<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         defer {
             if FileSystemSeam.isActive { try? FileSystemSeam.willPerform(.close(descriptor: rawValue)) }
             _ = Glibc.close(rawValue)
@@ -98,24 +98,24 @@ public struct FileDescriptor: Hashable, Sendable {
     }
 
     /// Reads up to `buffer.count` bytes at the current offset; 0 means end of file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retryingOnInterrupt { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
     }
 
     /// Reads up to `buffer.count` bytes at `offset` without moving the file offset.
-    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retryingOnInterrupt { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
     /// Reads up to `buffer.count` bytes at `offset` only from the page cache, never waiting for the
     /// disk (`preadv2(2)` with `RWF_NOWAIT`): a short count when only the first part is cached, and
     /// ``Errno/wouldBlock`` when none of it is. Filesystems that cannot tell give `EOPNOTSUPP`.
-    public func readIfCached(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package func readIfCached(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retryingOnInterrupt { cblob_pread_nowait(rawValue, buffer.baseAddress, UInt(buffer.count), offset) }
     }
 
     /// Reads at `offset` until `buffer` is full or the file ends; returns the bytes read.
-    public func readFully(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package func readFully(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         var total = 0
         while total < buffer.count {
             let n = try read(fromAbsoluteOffset: offset + Int64(total), into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]))
@@ -126,7 +126,7 @@ public struct FileDescriptor: Hashable, Sendable {
     }
 
     /// Writes all of `bytes` at the current offset, looping over short writes.
-    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+    package func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var offset = 0
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
@@ -138,7 +138,7 @@ public struct FileDescriptor: Hashable, Sendable {
     }
 
     /// Writes all of `bytes` at `offset` without moving the file offset.
-    public func writeAll(toAbsoluteOffset offset: Int64, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
+    package func writeAll(toAbsoluteOffset offset: Int64, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var written = 0
         while written < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[written...])
@@ -151,43 +151,43 @@ public struct FileDescriptor: Hashable, Sendable {
     }
 
     /// Repositions the file offset (`lseek(2)` with `SEEK_SET`).
-    public func seek(toAbsoluteOffset offset: Int64) throws(Errno) {
+    package func seek(toAbsoluteOffset offset: Int64) throws(Errno) {
         try observed(.seek(descriptor: rawValue, offset: offset)) { () throws(Errno) in
             _ = try retryingOnInterrupt { lseek(rawValue, off_t(offset), SEEK_SET) }
         }
     }
 
     /// Flushes data and metadata to stable storage (`fsync(2)`); works on directories too.
-    public func sync() throws(Errno) {
+    package func sync() throws(Errno) {
         try observed(.sync(descriptor: rawValue)) { () throws(Errno) in _ = try retryingOnInterrupt { fsync(rawValue) } }
     }
 
     /// Flushes data and the metadata needed to read it back (`fdatasync(2)`).
-    public func dataSync() throws(Errno) {
+    package func dataSync() throws(Errno) {
         try observed(.dataSync(descriptor: rawValue)) { () throws(Errno) in _ = try retryingOnInterrupt { fdatasync(rawValue) } }
     }
 
     /// Commits the whole filesystem holding this descriptor (`syncfs(2)`).
-    public func syncFileSystem() throws(Errno) {
+    package func syncFileSystem() throws(Errno) {
         try observed(.syncFileSystem(descriptor: rawValue)) { () throws(Errno) in _ = try retryingOnInterrupt { cblob_syncfs(rawValue) } }
     }
 
     /// Truncates or extends the file to `size` bytes.
-    public func resize(to size: Int64) throws(Errno) {
+    package func resize(to size: Int64) throws(Errno) {
         try observed(.resize(descriptor: rawValue, size: size)) { () throws(Errno) in
             _ = try retryingOnInterrupt { ftruncate(rawValue, off_t(size)) }
         }
     }
 
     /// `fstat(2)`.
-    public func status() throws(Errno) -> FileStatus {
+    package func status() throws(Errno) -> FileStatus {
         var st = stat()
         _ = try retryingOnInterrupt { fstat(rawValue, &st) }
         return FileStatus(st)
     }
 
     /// Takes or releases a whole-file advisory lock (`flock(2)`); `false` when `nonBlocking` and another holder has it.
-    public func lock(exclusive: Bool = true, nonBlocking: Bool = true) throws(Errno) -> Bool {
+    package func lock(exclusive: Bool = true, nonBlocking: Bool = true) throws(Errno) -> Bool {
         let operation = (exclusive ? LOCK_EX : LOCK_SH) | (nonBlocking ? LOCK_NB : 0)
         while flock(rawValue, operation) == -1 {
             let error = Errno.current

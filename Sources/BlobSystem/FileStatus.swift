@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// The fields of `struct stat` this project uses.
-public struct FileStatus: Hashable, Sendable {
+package struct FileStatus: Hashable, Sendable {
     /// What kind of file this is.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// A regular file.
         case regular
         /// A directory.
@@ -19,24 +19,24 @@ public struct FileStatus: Hashable, Sendable {
     }
 
     /// The file's kind.
-    public var kind: Kind
+    package var kind: Kind
     /// Size in bytes.
-    public var size: Int64
+    package var size: Int64
     /// Permission bits.
-    public var permissions: mode_t
+    package var permissions: mode_t
     /// Owner.
-    public var userID: uid_t
+    package var userID: uid_t
     /// Device number.
-    public var device: UInt64
+    package var device: UInt64
     /// Inode number; with `device`, identifies the file.
-    public var inode: UInt64
+    package var inode: UInt64
     /// Number of hard links.
-    public var linkCount: Int
+    package var linkCount: Int
     /// Modification time, nanoseconds since the Unix epoch.
-    public var modificationNanoseconds: Int64
+    package var modificationNanoseconds: Int64
 
     /// Converts a raw `stat` structure.
-    public init(_ st: stat) {
+    package init(_ st: stat) {
         switch st.st_mode & S_IFMT {
         case S_IFREG: kind = .regular
         case S_IFDIR: kind = .directory

@@ -4,30 +4,30 @@ import Glibc
 import CBlobShim
 
 /// Path-level file operations: thin wrappers over the syscalls, retrying on `EINTR`, throwing ``Errno``.
-public enum FileSystem {
+package enum FileSystem {
     /// `stat(2)`, following symbolic links.
-    public static func status(_ path: String) throws(Errno) -> FileStatus {
+    package static func status(_ path: String) throws(Errno) -> FileStatus {
         var st = stat()
         _ = try retryingOnInterrupt { stat(path, &st) }
         return FileStatus(st)
     }
 
     /// `lstat(2)`: the link itself, not its target.
-    public static func linkStatus(_ path: String) throws(Errno) -> FileStatus {
+    package static func linkStatus(_ path: String) throws(Errno) -> FileStatus {
         var st = stat()
         _ = try retryingOnInterrupt { lstat(path, &st) }
         return FileStatus(st)
     }
 
     /// `stat` that answers `nil` instead of throwing `ENOENT`.
-    public static func statusIfExists(_ path: String) throws(Errno) -> FileStatus? {
+    package static func statusIfExists(_ path: String) throws(Errno) -> FileStatus? {
         do { return try status(path) } catch .noSuchFileOrDirectory { return nil }
     }
 
     /// Creates one directory; an existing directory is not an error. Returns whether it created one
     /// (whose entry is durable only once its parent is synced).
     @discardableResult
-    public static func makeDirectory(_ path: String, permissions: mode_t = 0o755) throws(Errno) -> Bool {
+    package static func makeDirectory(_ path: String, permissions: mode_t = 0o755) throws(Errno) -> Bool {
         if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.makeDirectory(path: path)) }
         if mkdir(path, permissions) == 0 {
             if FileSystemSeam.isActive { FileSystemSeam.didPerform(.makeDirectory(path: path)) }
@@ -40,7 +40,7 @@ public enum FileSystem {
 
     /// Creates a directory and any missing parents, like `mkdir -p`; returns the ones it created, outermost first.
     @discardableResult
-    public static func makeDirectories(_ path: String, permissions: mode_t = 0o755) throws(Errno) -> [String] {
+    package static func makeDirectories(_ path: String, permissions: mode_t = 0o755) throws(Errno) -> [String] {
         if (try? status(path))?.kind == .directory { return [] }
         var created: [String] = []
         var prefix = path.hasPrefix("/") ? "/" : ""
@@ -53,21 +53,21 @@ public enum FileSystem {
     }
 
     /// `rename(2)`: atomically replaces `destination` if it exists.
-    public static func rename(_ source: String, to destination: String) throws(Errno) {
+    package static func rename(_ source: String, to destination: String) throws(Errno) {
         try observed(.rename(from: source, to: destination, noReplace: false)) { () throws(Errno) in
             _ = try retryingOnInterrupt { Glibc.rename(source, destination) }
         }
     }
 
     /// `renameat2(2)` with `RENAME_NOREPLACE`: fails with `EEXIST` rather than replace.
-    public static func renameNoReplace(_ source: String, to destination: String) throws(Errno) {
+    package static func renameNoReplace(_ source: String, to destination: String) throws(Errno) {
         try observed(.rename(from: source, to: destination, noReplace: true)) { () throws(Errno) in
             _ = try retryingOnInterrupt { cblob_renameat2(AT_FDCWD, source, AT_FDCWD, destination, cblob_rename_noreplace()) }
         }
     }
 
     /// `link(2)`: a second name for the same file.
-    public static func link(_ existing: String, as newName: String) throws(Errno) {
+    package static func link(_ existing: String, as newName: String) throws(Errno) {
         try observed(.link(from: existing, to: newName)) { () throws(Errno) in
             _ = try retryingOnInterrupt { Glibc.link(existing, newName) }
         }
@@ -79,7 +79,7 @@ public enum FileSystem {
     ///
     /// Goes through the descriptor's `/proc/self/fd` link, which needs no privilege (`AT_EMPTY_PATH`
     /// needs `CAP_DAC_READ_SEARCH` before Linux 6.10); gives `ENOENT` where `/proc` is not mounted.
-    public static func link(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
+    package static func link(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
         guard descriptor.rawValue >= 0 else { throw Errno(rawValue: EBADF) }
         try observed(.linkDescriptor(descriptor: descriptor.rawValue, to: newName)) { () throws(Errno) in try linkThroughProc(descriptor, as: newName) }
     }
@@ -100,23 +100,23 @@ public enum FileSystem {
     }
 
     /// `unlink(2)`.
-    public static func unlink(_ path: String) throws(Errno) {
+    package static func unlink(_ path: String) throws(Errno) {
         try observed(.unlink(path: path)) { () throws(Errno) in _ = try retryingOnInterrupt { Glibc.unlink(path) } }
     }
 
     /// `unlink` that reports whether the file existed instead of throwing `ENOENT`.
     @discardableResult
-    public static func unlinkIfExists(_ path: String) throws(Errno) -> Bool {
+    package static func unlinkIfExists(_ path: String) throws(Errno) -> Bool {
         do { try unlink(path); return true } catch .noSuchFileOrDirectory { return false }
     }
 
     /// `rmdir(2)`.
-    public static func removeDirectory(_ path: String) throws(Errno) {
+    package static func removeDirectory(_ path: String) throws(Errno) {
         try observed(.removeDirectory(path: path)) { () throws(Errno) in _ = try retryingOnInterrupt { rmdir(path) } }
     }
 
     /// Removes a directory tree (no symbolic links are followed).
-    public static func removeTree(_ path: String) throws(Errno) {
+    package static func removeTree(_ path: String) throws(Errno) {
         guard let st = try? linkStatus(path) else { return }
         if st.kind == .directory {
             for entry in try DirectoryStream.entries(of: path) {
@@ -129,7 +129,7 @@ public enum FileSystem {
     }
 
     /// Opens `path` as a directory and fsyncs it, so that entries created or renamed in it are durable.
-    public static func syncDirectory(_ path: String) throws(Errno) {
+    package static func syncDirectory(_ path: String) throws(Errno) {
         let fd = try FileDescriptor.open(path, [.readOnly, .directory])
         try fd.closeAfter { () throws(Errno) in try fd.sync() }
     }

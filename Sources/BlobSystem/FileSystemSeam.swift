@@ -4,7 +4,7 @@ import Synchronization
 /// descriptor stands for (`open`, `close`), as a ``FileSystemHook`` sees it.
 ///
 /// Paths are as the caller gave them; the store always passes absolute ones.
-public enum FileSystemCall: Sendable, Equatable {
+package enum FileSystemCall: Sendable, Equatable {
     /// `open(2)` of `path` with the raw `flags`; `descriptor` is -1 before the call.
     case open(path: String, flags: Int32, descriptor: Int32)
     /// `open(O_TMPFILE)`: a file with no name in `folder`; `descriptor` is -1 before the call.
@@ -43,7 +43,7 @@ public enum FileSystemCall: Sendable, Equatable {
 ///
 /// Called on whatever thread makes the call, concurrently; an implementation guards its own state.
 /// Calls of every store in the process arrive, so a recorder filters by path.
-public protocol FileSystemHook: AnyObject, Sendable {
+package protocol FileSystemHook: AnyObject, Sendable {
     /// Before the call: throwing makes the call fail with that error without being made.
     func willPerform(_ call: FileSystemCall) throws(Errno)
     /// After the call succeeded (never for ``FileSystemCall/close(descriptor:)``, reported before).
@@ -54,13 +54,13 @@ public protocol FileSystemHook: AnyObject, Sendable {
 ///
 /// When nothing is installed each wrapped call pays one relaxed atomic load and a branch; the call
 /// descriptions (and a copy of written bytes) are only built while a hook is installed.
-public enum FileSystemSeam {
+package enum FileSystemSeam {
     private static let active = Atomic<Bool>(false)
     /// Owned by its mutex.
     private static let hooks = Locked<[any FileSystemHook]>([])
 
     /// Starts reporting calls to `hook` (several may be installed; each sees every call).
-    public static func install(_ hook: any FileSystemHook) {
+    package static func install(_ hook: any FileSystemHook) {
         hooks.withLock { hooks in
             hooks.append(hook)
             active.store(true, ordering: .relaxed)
@@ -68,7 +68,7 @@ public enum FileSystemSeam {
     }
 
     /// Stops reporting calls to `hook`.
-    public static func uninstall(_ hook: any FileSystemHook) {
+    package static func uninstall(_ hook: any FileSystemHook) {
         hooks.withLock { hooks in
             hooks.removeAll { $0 === hook }
             active.store(!hooks.isEmpty, ordering: .relaxed)

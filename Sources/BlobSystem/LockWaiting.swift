@@ -13,7 +13,7 @@ extension FileDescriptor {
     /// second. `giveUp` runs after each refused attempt (for example, to stop at once when the holder
     /// is a daemon that will not let go). Blocks the calling thread: never call it on the Swift
     /// concurrency pool or an event loop.
-    public func lockExclusive(waitingUpTo timeout: Duration, giveUp: () -> Bool) throws(Errno) -> Bool {
+    package func lockExclusive(waitingUpTo timeout: Duration, giveUp: () -> Bool) throws(Errno) -> Bool {
         if try lock(exclusive: true, nonBlocking: true) { return true }
         if timeout <= .zero || giveUp() { return false }
         let clock = ContinuousClock()

@@ -7,12 +7,13 @@ import Glibc
 /// Used instead of `Synchronization.Mutex` because on Linux that one waits on a raw futex, which the
 /// thread sanitizer cannot see, so every access it guards would be reported as a race; a pthread
 /// mutex is understood by the sanitizer, so `swift test --sanitize=thread` stays meaningful.
-public final class Locked<Value>: @unchecked Sendable {
+/// Unchecked `Sendable` on the same terms as `Mutex`: the value is reached only under the mutex.
+package final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Wraps `value`.
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -26,7 +27,7 @@ public final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -4,16 +4,16 @@ import Glibc
 import CBlobShim
 
 /// Who is on the other end of a Unix socket, as the kernel reports it (`SO_PEERCRED`).
-public struct PeerCredentials: Hashable, Sendable {
+package struct PeerCredentials: Hashable, Sendable {
     /// The peer's process id.
-    public var processID: Int32
+    package var processID: Int32
     /// The peer's effective user id.
-    public var userID: UInt32
+    package var userID: UInt32
     /// The peer's effective group id.
-    public var groupID: UInt32
+    package var groupID: UInt32
 
     /// Creates credentials (the kernel's come from ``UnixSocket/peerCredentials(_:)``; this is for tests and policies).
-    public init(processID: Int32, userID: UInt32, groupID: UInt32) {
+    package init(processID: Int32, userID: UInt32, groupID: UInt32) {
         self.processID = processID
         self.userID = userID
         self.groupID = groupID
@@ -21,13 +21,13 @@ public struct PeerCredentials: Hashable, Sendable {
 }
 
 /// Unix domain stream sockets: listen, connect, accept, and peer credentials.
-public enum UnixSocket {
+package enum UnixSocket {
     /// The longest socket path the kernel accepts (`sun_path` is 108 bytes including the NUL).
-    public static let maximumPathLength = 107
+    package static let maximumPathLength = 107
 
     /// Creates a socket bound to `path` and listening. The socket file gets `permissions`
     /// *before* `listen`, so no client can connect while it is more open than intended.
-    public static func listen(path: String, permissions: mode_t = 0o600, backlog: Int32 = 1024) throws(Errno) -> FileDescriptor {
+    package static func listen(path: String, permissions: mode_t = 0o600, backlog: Int32 = 1024) throws(Errno) -> FileDescriptor {
         let fd = try makeSocket()
         do {
             try withAddress(path) { (address, length) throws(Errno) in
@@ -43,7 +43,7 @@ public enum UnixSocket {
     }
 
     /// Connects to the socket at `path` (blocking).
-    public static func connect(path: String) throws(Errno) -> FileDescriptor {
+    package static func connect(path: String) throws(Errno) -> FileDescriptor {
         let fd = try makeSocket()
         do {
             try withAddress(path) { (address, length) throws(Errno) in
@@ -57,7 +57,7 @@ public enum UnixSocket {
     }
 
     /// Accepts one connection (close-on-exec); `nil` when a non-blocking listener has none waiting.
-    public static func accept(_ listener: FileDescriptor, nonBlocking: Bool) throws(Errno) -> FileDescriptor? {
+    package static func accept(_ listener: FileDescriptor, nonBlocking: Bool) throws(Errno) -> FileDescriptor? {
         while true {
             let fd = cblob_accept(listener.rawValue, nonBlocking ? 1 : 0)
             if fd >= 0 { return FileDescriptor(rawValue: fd) }
@@ -71,7 +71,7 @@ public enum UnixSocket {
     }
 
     /// The credentials of the process at the other end of `socket`.
-    public static func peerCredentials(_ socket: FileDescriptor) throws(Errno) -> PeerCredentials {
+    package static func peerCredentials(_ socket: FileDescriptor) throws(Errno) -> PeerCredentials {
         var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
         _ = try retryingOnInterrupt { cblob_peer_credentials(socket.rawValue, &pid, &uid, &gid) }
         return PeerCredentials(processID: pid, userID: uid, groupID: gid)
@@ -106,7 +106,7 @@ public enum UnixSocket {
 
 extension FileDescriptor {
     /// Sends bytes on a socket without raising `SIGPIPE`; returns the count sent, or `nil` if it would block.
-    public func send(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int? {
+    package func send(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int? {
         while true {
             let n = Glibc.send(rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
             if n >= 0 { return n }
@@ -118,7 +118,7 @@ extension FileDescriptor {
     }
 
     /// Receives bytes; returns the count (0 at end of stream), or `nil` if it would block.
-    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int? {
+    package func receive(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int? {
         while true {
             let n = recv(rawValue, buffer.baseAddress, buffer.count, 0)
             if n >= 0 { return n }
@@ -130,7 +130,7 @@ extension FileDescriptor {
     }
 
     /// `sendfile(2)` from `file` at `offset`; returns bytes sent, or `nil` if the socket would block.
-    public func sendFile(from file: FileDescriptor, offset: inout Int64, count: Int) throws(Errno) -> Int? {
+    package func sendFile(from file: FileDescriptor, offset: inout Int64, count: Int) throws(Errno) -> Int? {
         while true {
             var position = off_t(offset)
             let n = sendfile(rawValue, file.rawValue, &position, count)
@@ -147,13 +147,13 @@ extension FileDescriptor {
 
     /// Asks for a socket send buffer of `bytes` (`SO_SNDBUF`). Linux doubles the value for its
     /// bookkeeping and caps it at twice `net.core.wmem_max`; ``sendBufferSize()`` reads back what it set.
-    public func setSendBufferSize(_ bytes: Int32) throws(Errno) {
+    package func setSendBufferSize(_ bytes: Int32) throws(Errno) {
         var value = bytes
         _ = try retryingOnInterrupt { setsockopt(rawValue, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<Int32>.size)) }
     }
 
     /// The socket's send buffer size (`SO_SNDBUF`, as the kernel accounts it).
-    public func sendBufferSize() throws(Errno) -> Int32 {
+    package func sendBufferSize() throws(Errno) -> Int32 {
         var value: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         _ = try retryingOnInterrupt { getsockopt(rawValue, SOL_SOCKET, SO_SNDBUF, &value, &length) }
@@ -161,7 +161,7 @@ extension FileDescriptor {
     }
 
     /// Sets or clears `O_NONBLOCK`.
-    public func setNonBlocking(_ enabled: Bool) throws(Errno) {
+    package func setNonBlocking(_ enabled: Bool) throws(Errno) {
         let flags = try retryingOnInterrupt { fcntl(rawValue, F_GETFL) }
         let updated = enabled ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
         _ = try retryingOnInterrupt { fcntl(rawValue, F_SETFL, updated) }

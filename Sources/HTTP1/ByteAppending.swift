@@ -9,7 +9,7 @@ extension [UInt8] {
 
     /// Appends the decimal digits of a non-negative integer.
     @inline(__always)
-    public mutating func appendDecimal(_ value: UInt64) {
+    package mutating func appendDecimal(_ value: UInt64) {
         // Digits come out least significant first: fill a stack buffer from its end, then copy once.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var position = 20

@@ -13,18 +13,18 @@
 /// Every fed byte is consumed until the body ends; then decoding stops right after the final CR LF,
 /// so bytes of a pipelined next message are left alone. Chunk extensions are ignored; trailer fields
 /// are skipped (never merged into the head), within ``Limits/maxTrailerSize``.
-public struct ChunkedDecoder: Sendable {
+package struct ChunkedDecoder: Sendable {
     /// Bounds on what a peer can make the decoder accept.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// Longest chunk-size line (size plus extensions, without CR LF). Default 4 KiB.
-        public var maxChunkLineLength: Int
+        package var maxChunkLineLength: Int
         /// Largest single chunk. Default and ceiling `Int64.max`.
-        public var maxChunkSize: Int64
+        package var maxChunkSize: Int64
         /// Longest trailer section, counting every byte after the last chunk's line. Default 16 KiB.
-        public var maxTrailerSize: Int
+        package var maxTrailerSize: Int
 
         /// Creates limits.
-        public init(maxChunkLineLength: Int = 4096, maxChunkSize: Int64 = .max, maxTrailerSize: Int = 16 * 1024) {
+        package init(maxChunkLineLength: Int = 4096, maxChunkSize: Int64 = .max, maxTrailerSize: Int = 16 * 1024) {
             precondition(maxChunkLineLength > 0 && maxChunkSize >= 0 && maxTrailerSize >= 2, "limits must be positive")
             self.maxChunkLineLength = maxChunkLineLength
             self.maxChunkSize = maxChunkSize
@@ -41,11 +41,11 @@ public struct ChunkedDecoder: Sendable {
     }
 
     /// The limits in force.
-    public let limits: Limits
+    package let limits: Limits
     /// Whether the last chunk and the trailer section have been read.
-    public var isComplete: Bool { state == .done }
+    package var isComplete: Bool { state == .done }
     /// Payload bytes reported so far, for enforcing a body size limit.
-    public private(set) var decodedByteCount: Int64 = 0
+    package private(set) var decodedByteCount: Int64 = 0
 
     private var state = State.size
     /// The size being read, then the data left in the current chunk.
@@ -55,12 +55,12 @@ public struct ChunkedDecoder: Sendable {
     private var trailerSize = 0
 
     /// Creates a decoder at the start of a body.
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
     /// Starts over for a new body.
-    public mutating func reset() {
+    package mutating func reset() {
         self = ChunkedDecoder(limits: limits)
     }
 
@@ -69,7 +69,7 @@ public struct ChunkedDecoder: Sendable {
     /// - Returns: how many bytes of `buffer` were consumed: all of them until the body is complete,
     ///   then only those up to its end.
     /// - Throws: ``ChunkedDecodingError``; the decoder is then unusable until ``reset()``.
-    public mutating func decode(
+    package mutating func decode(
         _ buffer: UnsafeRawBufferPointer, payload: inout [Range<Int>]
     ) throws(ChunkedDecodingError) -> Int {
         let count = buffer.count
@@ -95,7 +95,7 @@ public struct ChunkedDecoder: Sendable {
     }
 
     /// Decodes the framing in `bytes`; see ``decode(_:payload:)-(UnsafeRawBufferPointer,_)``.
-    public mutating func decode(_ bytes: [UInt8], payload: inout [Range<Int>]) throws(ChunkedDecodingError) -> Int {
+    package mutating func decode(_ bytes: [UInt8], payload: inout [Range<Int>]) throws(ChunkedDecodingError) -> Int {
         let result = bytes.withUnsafeBytes { buffer in
             Result { () throws(ChunkedDecodingError) in try decode(buffer, payload: &payload) }
         }

@@ -1,5 +1,5 @@
 /// Why a chunked body was rejected. After any of these the connection's framing is lost: close it.
-public enum ChunkedDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum ChunkedDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The chunk size is missing or is not hexadecimal, or is followed by something other than
     /// whitespace, `;` or CR LF. (400)
     case invalidChunkSize
@@ -19,7 +19,7 @@ public enum ChunkedDecodingError: Error, Sendable, Hashable, CustomStringConvert
     case invalidTrailer
 
     /// The status code a server should answer with.
-    public var statusCode: Int {
+    package var statusCode: Int {
         switch self {
         case .chunkTooLarge: 413
         case .trailersTooLarge: 431
@@ -28,7 +28,7 @@ public enum ChunkedDecodingError: Error, Sendable, Hashable, CustomStringConvert
     }
 
     /// A stable, short, machine-readable name.
-    public var code: String {
+    package var code: String {
         switch self {
         case .invalidChunkSize: "bad_chunk_size"
         case .chunkLineTooLong: "chunk_line_too_long"
@@ -42,5 +42,5 @@ public enum ChunkedDecodingError: Error, Sendable, Hashable, CustomStringConvert
     }
 
     /// The machine code and status.
-    public var description: String { "\(code) (\(statusCode))" }
+    package var description: String { "\(code) (\(statusCode))" }
 }

@@ -1,5 +1,5 @@
 /// How the body that follows a head is delimited (RFC 9112 §6).
-public enum HTTPBodyFraming: Sendable, Hashable {
+package enum HTTPBodyFraming: Sendable, Hashable {
     /// No body: the next message starts right after the head.
     case none
     /// Exactly this many bytes follow the head.

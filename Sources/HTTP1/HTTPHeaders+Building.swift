@@ -6,20 +6,20 @@
 /// Names must be valid tokens; a bad name is a programming error and traps.
 extension HTTPHeaders: ExpressibleByDictionaryLiteral {
     /// Creates fields from `["Name": "value", …]`, in order; repeated names are kept.
-    public init(dictionaryLiteral elements: (String, String)...) {
+    package init(dictionaryLiteral elements: (String, String)...) {
         self.init()
         for (name, value) in elements { append(name: name, value: value) }
     }
 
     /// Appends a field with a well-known name.
-    public mutating func append(_ name: KnownHeader, value: String) {
+    package mutating func append(_ name: KnownHeader, value: String) {
         let nameStart = storage.count
         storage.append(staticString: name.name)
         appendValue(value, nameStart: nameStart, known: name.rawValue)
     }
 
     /// Appends a field with a well-known name and a decimal value, without building a String.
-    public mutating func append(_ name: KnownHeader, value: Int64) {
+    package mutating func append(_ name: KnownHeader, value: Int64) {
         precondition(value >= 0, "header values written as numbers must be non-negative")
         let nameStart = storage.count
         storage.append(staticString: name.name)
@@ -29,7 +29,7 @@ extension HTTPHeaders: ExpressibleByDictionaryLiteral {
     }
 
     /// Appends a field; `name` must be a non-empty token (RFC 9110 §5.1).
-    public mutating func append(name: String, value: String) {
+    package mutating func append(name: String, value: String) {
         let nameStart = storage.count
         storage.append(contentsOf: name.utf8)
         let nameEnd = storage.count
@@ -42,12 +42,12 @@ extension HTTPHeaders: ExpressibleByDictionaryLiteral {
     }
 
     /// Removes every field named `name`.
-    public mutating func remove(_ name: KnownHeader) {
+    package mutating func remove(_ name: KnownHeader) {
         fields.removeAll { $0.known == name.rawValue }
     }
 
     /// Removes every field whose name equals `name`, ignoring case.
-    public mutating func remove(name: String) {
+    package mutating func remove(name: String) {
         if let known = Self.knownHeader(named: name) { return remove(known) }
         var kept: [Field] = []
         for index in fields.indices where !nameEquals(at: index, name) { kept.append(fields[index]) }
@@ -55,13 +55,13 @@ extension HTTPHeaders: ExpressibleByDictionaryLiteral {
     }
 
     /// Replaces every field named `name` with one field holding `value`.
-    public mutating func set(_ name: KnownHeader, value: String) {
+    package mutating func set(_ name: KnownHeader, value: String) {
         remove(name)
         append(name, value: value)
     }
 
     /// Replaces every field whose name equals `name` (ignoring case) with one field holding `value`.
-    public mutating func set(name: String, value: String) {
+    package mutating func set(name: String, value: String) {
         remove(name: name)
         append(name: name, value: value)
     }

@@ -4,7 +4,7 @@
 /// ``KnownHeader`` tag. A parsed head therefore costs two allocations however many fields it has,
 /// and reading a value as bytes (``valueBytes(at:)``, ``firstBytes(_:)``) copies nothing.
 /// Name lookups ignore ASCII case, as field names are case-insensitive.
-public struct HTTPHeaders: Sendable {
+package struct HTTPHeaders: Sendable {
     /// Where one field's name and value sit in ``storage``.
     struct Field: Sendable {
         var nameStart: Int32
@@ -20,7 +20,7 @@ public struct HTTPHeaders: Sendable {
     var fields: [Field]
 
     /// Creates an empty set of fields.
-    public init() {
+    package init() {
         storage = []
         fields = []
     }
@@ -33,76 +33,76 @@ public struct HTTPHeaders: Sendable {
     // MARK: Reading by position
 
     /// The field name at `index` as received (or appended), preserving case.
-    public func name(at index: Int) -> String {
+    package func name(at index: Int) -> String {
         String(decoding: nameBytes(at: index), as: UTF8.self)
     }
 
     /// The field value at `index`, without surrounding whitespace.
     ///
     /// Bytes that are not UTF-8 (obs-text) decode to U+FFFD; use ``valueBytes(at:)`` to see them.
-    public func value(at index: Int) -> String {
+    package func value(at index: Int) -> String {
         String(decoding: valueBytes(at: index), as: UTF8.self)
     }
 
     /// The name bytes at `index`, sharing this value's storage.
-    public func nameBytes(at index: Int) -> ArraySlice<UInt8> {
+    package func nameBytes(at index: Int) -> ArraySlice<UInt8> {
         let field = fields[index]
         return storage[Int(field.nameStart)..<Int(field.nameEnd)]
     }
 
     /// The value bytes at `index`, sharing this value's storage.
-    public func valueBytes(at index: Int) -> ArraySlice<UInt8> {
+    package func valueBytes(at index: Int) -> ArraySlice<UInt8> {
         let field = fields[index]
         return storage[Int(field.valueStart)..<Int(field.valueEnd)]
     }
 
     /// The well-known name of the field at `index`, if it has one.
-    public func knownName(at index: Int) -> KnownHeader? {
+    package func knownName(at index: Int) -> KnownHeader? {
         KnownHeader(rawValue: fields[index].known)
     }
 
     // MARK: Reading by name
 
     /// The value of the first field named `name`.
-    public func first(_ name: KnownHeader) -> String? {
+    package func first(_ name: KnownHeader) -> String? {
         firstBytes(name).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The value bytes of the first field named `name`, without copying.
-    public func firstBytes(_ name: KnownHeader) -> ArraySlice<UInt8>? {
+    package func firstBytes(_ name: KnownHeader) -> ArraySlice<UInt8>? {
         firstIndex(of: name).map(valueBytes(at:))
     }
 
     /// The value of the first field whose name equals `name`, ignoring case.
-    public func first(name: String) -> String? {
+    package func first(name: String) -> String? {
         firstIndex(of: name).map(value(at:))
     }
 
     /// The value of the first field whose name equals `name`, ignoring case.
-    public subscript(name: String) -> String? { first(name: name) }
+    package subscript(name: String) -> String? { first(name: name) }
 
     /// The value of the first field named `name`.
-    public subscript(name: KnownHeader) -> String? { first(name) }
+    package subscript(name: KnownHeader) -> String? { first(name) }
 
     /// The values of every field named `name`, in order.
-    public func values(_ name: KnownHeader) -> [String] {
+    package func values(_ name: KnownHeader) -> [String] {
         fields.indices.filter { fields[$0].known == name.rawValue }.map(value(at:))
     }
 
     /// The values of every field whose name equals `name` (ignoring case), in order.
-    public func values(name: String) -> [String] {
+    package func values(name: String) -> [String] {
         if let known = Self.knownHeader(named: name) { return values(known) }
         return fields.indices.filter { nameEquals(at: $0, name) }.map(value(at:))
     }
 
     /// Whether any field is named `name`.
-    public func contains(_ name: KnownHeader) -> Bool { firstIndex(of: name) != nil }
+    package func contains(_ name: KnownHeader) -> Bool { firstIndex(of: name) != nil }
 
     /// Whether any field's name equals `name`, ignoring case.
-    public func contains(name: String) -> Bool { firstIndex(of: name) != nil }
+    package func contains(name: String) -> Bool { firstIndex(of: name) != nil }
 
     /// The position of the first field named `name`.
-    public func firstIndex(of name: KnownHeader) -> Int? {
+    package func firstIndex(of name: KnownHeader) -> Int? {
         let tag = name.rawValue
         var index = 0
         while index < fields.count {
@@ -113,7 +113,7 @@ public struct HTTPHeaders: Sendable {
     }
 
     /// The position of the first field whose name equals `name`, ignoring case.
-    public func firstIndex(of name: String) -> Int? {
+    package func firstIndex(of name: String) -> Int? {
         if let known = Self.knownHeader(named: name) { return firstIndex(of: known) }
         return fields.indices.first { nameEquals(at: $0, name) }
     }
@@ -151,18 +151,18 @@ func lowercased(_ byte: UInt8) -> UInt8 {
 
 extension HTTPHeaders: RandomAccessCollection {
     /// Positions are 0 ..< ``count``.
-    public var startIndex: Int { 0 }
+    package var startIndex: Int { 0 }
     /// One past the last field.
-    public var endIndex: Int { fields.count }
+    package var endIndex: Int { fields.count }
     /// The name and value at `position`, as Strings.
-    public subscript(position: Int) -> (name: String, value: String) {
+    package subscript(position: Int) -> (name: String, value: String) {
         (name(at: position), value(at: position))
     }
 }
 
 extension HTTPHeaders: Equatable {
     /// Same fields in the same order; names compare ignoring case, values byte for byte.
-    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    package static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for index in 0..<lhs.count {
             let (leftName, rightName) = (lhs.nameBytes(at: index), rhs.nameBytes(at: index))
@@ -177,7 +177,7 @@ extension HTTPHeaders: Equatable {
 
 extension HTTPHeaders: CustomStringConvertible {
     /// The fields as `Name: value` lines, for debugging.
-    public var description: String {
+    package var description: String {
         map { "\($0.name): \($0.value)" }.joined(separator: "\n")
     }
 }

@@ -1,7 +1,7 @@
 /// A request method.
 ///
 /// Methods are case-sensitive (RFC 9110 §9.1): `get` is not `GET`, it is `.other("get")`.
-public enum HTTPMethod: Sendable, Hashable {
+package enum HTTPMethod: Sendable, Hashable {
     /// `GET`
     case get
     /// `HEAD`
@@ -18,7 +18,7 @@ public enum HTTPMethod: Sendable, Hashable {
     case other(String)
 
     /// Creates a method from its token, or returns `nil` if `token` is empty or not a valid token.
-    public init?(_ token: String) {
+    package init?(_ token: String) {
         var token = token
         let method: HTTPMethod? = token.withUTF8 { utf8 in
             guard !utf8.isEmpty, utf8.allSatisfy(isTokenByte) else { return nil }
@@ -49,7 +49,7 @@ public enum HTTPMethod: Sendable, Hashable {
     }
 
     /// The method token as sent on the wire.
-    public var token: String {
+    package var token: String {
         switch self {
         case .get: "GET"
         case .head: "HEAD"

@@ -3,7 +3,7 @@
 /// Every case maps to the status a server answers with (``statusCode``) and to a stable short
 /// ``code`` for logs, metrics and error bodies. After any of these errors the connection's framing
 /// can no longer be trusted: answer, then close.
-public enum HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The request line (for ``HTTPResponseParser``, the status line) is longer than
     /// ``HTTPHeadLimits/maxStartLineLength``. (414)
     case requestLineTooLong
@@ -54,7 +54,7 @@ public enum HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The status code a server should answer with.
     ///
     /// Response-side errors (``invalidStatusCode``) map to 502, as a gateway would report them.
-    public var statusCode: Int {
+    package var statusCode: Int {
         switch self {
         case .requestLineTooLong: 414
         case .headTooLarge, .tooManyHeaders: 431
@@ -70,10 +70,10 @@ public enum HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// ``statusCode`` as an ``HTTPStatus``.
-    public var status: HTTPStatus { HTTPStatus(code: statusCode) }
+    package var status: HTTPStatus { HTTPStatus(code: statusCode) }
 
     /// A stable, short, machine-readable name, such as `bad_request_line`.
-    public var code: String {
+    package var code: String {
         switch self {
         case .requestLineTooLong: "request_line_too_long"
         case .headTooLarge: "head_too_large"
@@ -101,5 +101,5 @@ public enum HTTPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The machine code and status, such as `bad_request_line (400)`.
-    public var description: String { "\(code) (\(statusCode))" }
+    package var description: String { "\(code) (\(statusCode))" }
 }

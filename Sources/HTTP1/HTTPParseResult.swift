@@ -1,5 +1,5 @@
 /// The outcome of feeding buffered bytes to a head parser.
-public enum HTTPParseResult<Head: Sendable>: Sendable {
+package enum HTTPParseResult<Head: Sendable>: Sendable {
     /// The head is not complete yet. Read more, then feed the same bytes again with the new ones appended.
     case needMore
     /// A complete head, and how many bytes of the fed buffer it occupied.

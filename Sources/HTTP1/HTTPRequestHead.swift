@@ -3,22 +3,22 @@
 /// The head owns a copy of its bytes; every byte accessor returns a slice of that copy, and
 /// the String accessors decode on demand. Framing has already been validated: if the parser
 /// returned a head, ``framing`` is trustworthy.
-public struct HTTPRequestHead: Sendable, Equatable {
+package struct HTTPRequestHead: Sendable, Equatable {
     /// The method.
-    public let method: HTTPMethod
+    package let method: HTTPMethod
     /// The protocol version, 1.0 or 1.1.
-    public let version: HTTPVersion
+    package let version: HTTPVersion
     /// The fields, in order. ``HTTPHeaders/first(_:)`` looks up a well-known name cheaply.
-    public let headers: HTTPHeaders
+    package let headers: HTTPHeaders
     /// How the body is delimited: `Content-Length`, `chunked`, or no body.
-    public let framing: HTTPBodyFraming
+    package let framing: HTTPBodyFraming
     /// Whether the connection may carry another request after this one's response.
     ///
     /// HTTP/1.1 persists unless `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`.
-    public let keepAlive: Bool
+    package let keepAlive: Bool
     /// The client sent `Expect: 100-continue` (HTTP/1.1 only): send `100 Continue` before reading
     /// the body, or a final status instead to refuse it.
-    public let expectsContinue: Bool
+    package let expectsContinue: Bool
 
     /// Positions of the target, its path and its query within ``HTTPHeaders/storage``.
     let targetStart: Int32
@@ -29,37 +29,37 @@ public struct HTTPRequestHead: Sendable, Equatable {
     // MARK: Target
 
     /// The request target exactly as received, such as `/blobs/a%20b?x=1`.
-    public var targetBytes: ArraySlice<UInt8> { headers.storage[Int(targetStart)..<Int(targetEnd)] }
+    package var targetBytes: ArraySlice<UInt8> { headers.storage[Int(targetStart)..<Int(targetEnd)] }
 
     /// The request target exactly as received.
-    public var target: String { String(decoding: targetBytes, as: UTF8.self) }
+    package var target: String { String(decoding: targetBytes, as: UTF8.self) }
 
     /// The path part of the target, still percent-encoded: everything before the first `?`.
     ///
     /// For an absolute-form target (`http://host/p?q`) this is the path after the authority
     /// (`/p`), empty if there is none. For `*` it is `*`.
-    public var pathBytes: ArraySlice<UInt8> { headers.storage[Int(pathStart)..<Int(pathEnd)] }
+    package var pathBytes: ArraySlice<UInt8> { headers.storage[Int(pathStart)..<Int(pathEnd)] }
 
     /// The path part of the target, still percent-encoded.
-    public var path: String { String(decoding: pathBytes, as: UTF8.self) }
+    package var path: String { String(decoding: pathBytes, as: UTF8.self) }
 
     /// The query after the first `?`, still encoded; `nil` if the target has no `?`.
-    public var queryBytes: ArraySlice<UInt8>? {
+    package var queryBytes: ArraySlice<UInt8>? {
         pathEnd == targetEnd ? nil : headers.storage[Int(pathEnd) + 1..<Int(targetEnd)]
     }
 
     /// The query after the first `?`, still encoded; `nil` if the target has no `?`.
-    public var query: String? { queryBytes.map { String(decoding: $0, as: UTF8.self) } }
+    package var query: String? { queryBytes.map { String(decoding: $0, as: UTF8.self) } }
 
     /// The path with percent-escapes decoded, as bytes (a decoded path need not be UTF-8).
     ///
     /// - Throws: ``PercentDecodingError`` for a malformed escape or an encoded NUL.
-    public func decodedPath() throws(PercentDecodingError) -> [UInt8] {
+    package func decodedPath() throws(PercentDecodingError) -> [UInt8] {
         try PercentEncoding.decode(pathBytes)
     }
 
     /// The query's `name=value` pairs, decoded, in order; empty if there is no query.
-    public func queryItems() throws(PercentDecodingError) -> [QueryItem] {
+    package func queryItems() throws(PercentDecodingError) -> [QueryItem] {
         guard let queryBytes else { return [] }
         return try QueryItem.parse(queryBytes)
     }
@@ -67,16 +67,16 @@ public struct HTTPRequestHead: Sendable, Equatable {
     // MARK: Framing shortcuts
 
     /// The body length when the body is framed by `Content-Length`.
-    public var contentLength: Int64? {
+    package var contentLength: Int64? {
         if case .contentLength(let length) = framing { return length }
         return nil
     }
 
     /// Whether the body uses chunked transfer coding.
-    public var isChunked: Bool { framing == .chunked }
+    package var isChunked: Bool { framing == .chunked }
 
     /// Whether a body follows the head (a zero `Content-Length` counts as no body).
-    public var hasBody: Bool {
+    package var hasBody: Bool {
         switch framing {
         case .none, .contentLength(0): false
         default: true
@@ -86,15 +86,15 @@ public struct HTTPRequestHead: Sendable, Equatable {
     // MARK: Fields the daemon reads
 
     /// `Host`, if present.
-    public var host: String? { headers.first(.host) }
+    package var host: String? { headers.first(.host) }
     /// `Content-Type`, if present.
-    public var contentType: String? { headers.first(.contentType) }
+    package var contentType: String? { headers.first(.contentType) }
     /// The first `If-Match`, if present. Use `headers.values(.ifMatch)` when several fields matter.
-    public var ifMatch: String? { headers.first(.ifMatch) }
+    package var ifMatch: String? { headers.first(.ifMatch) }
     /// The first `If-None-Match`, if present. Use `headers.values(.ifNoneMatch)` when several fields matter.
-    public var ifNoneMatch: String? { headers.first(.ifNoneMatch) }
+    package var ifNoneMatch: String? { headers.first(.ifNoneMatch) }
     /// `Range`, if present.
-    public var range: String? { headers.first(.range) }
+    package var range: String? { headers.first(.range) }
     /// `Last-Event-ID` (server-sent events resumption), if present.
-    public var lastEventID: String? { headers.first(.lastEventID) }
+    package var lastEventID: String? { headers.first(.lastEventID) }
 }

@@ -17,11 +17,11 @@
 ///
 /// Line endings must be CR LF. A bare LF is rejected rather than accepted: lenient and strict
 /// parsers disagreeing about where a line ends is how requests get smuggled.
-public struct HTTPRequestParser: Sendable {
+package struct HTTPRequestParser: Sendable {
     /// The size limits applied to every head.
-    public var limits: HTTPHeadLimits
+    package var limits: HTTPHeadLimits
     /// Whether an HTTP/1.1 request without `Host` is rejected, as RFC 9112 §3.2 requires. Default true.
-    public var requiresHost: Bool
+    package var requiresHost: Bool
 
     private var scanner = HeadScanner()
     // The previous head's buffers. Once the caller drops that head they are uniquely referenced again,
@@ -30,18 +30,18 @@ public struct HTTPRequestParser: Sendable {
     private var fields: [HTTPHeaders.Field] = []
 
     /// Creates a parser.
-    public init(limits: HTTPHeadLimits = HTTPHeadLimits(), requiresHost: Bool = true) {
+    package init(limits: HTTPHeadLimits = HTTPHeadLimits(), requiresHost: Bool = true) {
         self.limits = limits
         self.requiresHost = requiresHost
     }
 
     /// Forgets any partially scanned head.
-    public mutating func reset() {
+    package mutating func reset() {
         scanner = HeadScanner()
     }
 
     /// Parses the request head at the start of `buffer`.
-    public mutating func parse(_ buffer: UnsafeRawBufferPointer) -> HTTPParseResult<HTTPRequestHead> {
+    package mutating func parse(_ buffer: UnsafeRawBufferPointer) -> HTTPParseResult<HTTPRequestHead> {
         do {
             guard let bounds = try scanner.scan(buffer, limits: limits) else { return .needMore }
             return .complete(try parseHead(buffer, bounds), consumed: bounds.end)
@@ -51,7 +51,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Parses the request head at the start of `bytes`.
-    public mutating func parse(_ bytes: [UInt8]) -> HTTPParseResult<HTTPRequestHead> {
+    package mutating func parse(_ bytes: [UInt8]) -> HTTPParseResult<HTTPRequestHead> {
         bytes.withUnsafeBytes { parse($0) }
     }
 

@@ -6,41 +6,41 @@
 ///
 /// Interim responses (`100 Continue` and other 1xx except 101) come back with
 /// ``Response/isInterim`` set; skip them and parse again for the final response.
-public struct HTTPResponseParser: Sendable {
+package struct HTTPResponseParser: Sendable {
     /// A parsed response head with the framing of the body that follows it.
-    public struct Response: Sendable, Equatable {
+    package struct Response: Sendable, Equatable {
         /// Status line and fields.
-        public let head: HTTPResponseHead
+        package let head: HTTPResponseHead
         /// How the body is delimited, given the request method.
-        public let framing: HTTPBodyFraming
+        package let framing: HTTPBodyFraming
         /// Whether the connection can carry another request after this response's body.
-        public let keepAlive: Bool
+        package let keepAlive: Bool
 
         /// A 1xx response other than `101 Switching Protocols`: the final response is still to come.
-        public var isInterim: Bool { head.status.isInformational && head.status.code != 101 }
+        package var isInterim: Bool { head.status.isInformational && head.status.code != 101 }
         /// The status code.
-        public var status: HTTPStatus { head.status }
+        package var status: HTTPStatus { head.status }
         /// The fields.
-        public var headers: HTTPHeaders { head.headers }
+        package var headers: HTTPHeaders { head.headers }
     }
 
     /// The size limits applied to every head; ``HTTPHeadLimits/maxStartLineLength`` bounds the status line.
-    public var limits: HTTPHeadLimits
+    package var limits: HTTPHeadLimits
 
     private var scanner = HeadScanner()
 
     /// Creates a parser.
-    public init(limits: HTTPHeadLimits = HTTPHeadLimits()) {
+    package init(limits: HTTPHeadLimits = HTTPHeadLimits()) {
         self.limits = limits
     }
 
     /// Forgets any partially scanned head.
-    public mutating func reset() {
+    package mutating func reset() {
         scanner = HeadScanner()
     }
 
     /// Parses the response head at the start of `buffer`, answering a request made with `requestMethod`.
-    public mutating func parse(
+    package mutating func parse(
         _ buffer: UnsafeRawBufferPointer, requestMethod: HTTPMethod
     ) -> HTTPParseResult<Response> {
         do {
@@ -52,7 +52,7 @@ public struct HTTPResponseParser: Sendable {
     }
 
     /// Parses the response head at the start of `bytes`, answering a request made with `requestMethod`.
-    public mutating func parse(_ bytes: [UInt8], requestMethod: HTTPMethod) -> HTTPParseResult<Response> {
+    package mutating func parse(_ bytes: [UInt8], requestMethod: HTTPMethod) -> HTTPParseResult<Response> {
         bytes.withUnsafeBytes { parse($0, requestMethod: requestMethod) }
     }
 

@@ -9,11 +9,11 @@
 /// Field values are sanitized, never trusted: control bytes become spaces and surrounding
 /// whitespace is dropped, so no value can end the head early. Names and targets must be valid;
 /// an invalid one is a programming error and traps.
-public enum HTTPSerializer {
+package enum HTTPSerializer {
     // MARK: Start lines
 
     /// Appends `HTTP/1.1 200 OK` CR LF (with the given status, version and phrase).
-    public static func appendStatusLine(
+    package static func appendStatusLine(
         _ status: HTTPStatus, version: HTTPVersion = .http1_1, reasonPhrase: String? = nil,
         into buffer: inout [UInt8]
     ) {
@@ -41,7 +41,7 @@ public enum HTTPSerializer {
     /// Appends `METHOD target HTTP/1.1` CR LF.
     ///
     /// `target` must be non-empty visible ASCII without `#`; build it with ``PercentEncoding``.
-    public static func appendRequestLine(
+    package static func appendRequestLine(
         method: HTTPMethod, target: String, version: HTTPVersion = .http1_1, into buffer: inout [UInt8]
     ) {
         precondition(!target.isEmpty && target.utf8.allSatisfy(isTargetByte), "invalid request target \(target)")
@@ -59,32 +59,32 @@ public enum HTTPSerializer {
     // MARK: Fields
 
     /// Appends `Name: value` CR LF for a well-known name.
-    public static func appendHeader(_ name: KnownHeader, _ value: String, into buffer: inout [UInt8]) {
+    package static func appendHeader(_ name: KnownHeader, _ value: String, into buffer: inout [UInt8]) {
         buffer.appendFieldLine(name: name.nameBytes, value: value)
     }
 
     /// Appends `Name: value` CR LF for a well-known name, with the value given as bytes
     /// (an ETag kept as bytes, say); sanitized like a String value.
-    public static func appendHeader(_ name: KnownHeader, bytes value: [UInt8], into buffer: inout [UInt8]) {
+    package static func appendHeader(_ name: KnownHeader, bytes value: [UInt8], into buffer: inout [UInt8]) {
         value.withUnsafeBufferPointer { buffer.appendFieldLine(name: name.nameBytes, value: $0) }
     }
 
     /// Appends `Name: value` CR LF for a well-known name, with the value in a caller's buffer (a
     /// date or an ETag formatted on the stack); sanitized like a String value.
-    public static func appendHeader(_ name: KnownHeader, bytes value: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+    package static func appendHeader(_ name: KnownHeader, bytes value: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
         buffer.appendFieldLine(name: name.nameBytes, value: value)
     }
 
     /// Appends `Name: value` CR LF for a constant name (which must be a token), with the value in a
     /// caller's buffer; sanitized like a String value.
-    public static func appendHeader(name: StaticString, bytes value: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+    package static func appendHeader(name: StaticString, bytes value: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
         let nameBytes = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
         assert(!nameBytes.isEmpty && nameBytes.allSatisfy(isTokenByte), "invalid header name \(name)")
         buffer.appendFieldLine(name: nameBytes, value: value)
     }
 
     /// Appends `Name: 1234` CR LF for a well-known name, formatting the number without a String.
-    public static func appendHeader(_ name: KnownHeader, _ value: Int64, into buffer: inout [UInt8]) {
+    package static func appendHeader(_ name: KnownHeader, _ value: Int64, into buffer: inout [UInt8]) {
         precondition(value >= 0, "header values written as numbers must be non-negative")
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var position = 20
@@ -99,14 +99,14 @@ public enum HTTPSerializer {
     }
 
     /// Appends `name: value` CR LF; `name` must be a non-empty token.
-    public static func appendHeader(name: String, value: String, into buffer: inout [UInt8]) {
+    package static func appendHeader(name: String, value: String, into buffer: inout [UInt8]) {
         precondition(!name.isEmpty && name.utf8.allSatisfy(isTokenByte), "invalid header name \(name)")
         Array(name.utf8).withUnsafeBufferPointer { buffer.appendFieldLine(name: $0, value: value) }
     }
 
     /// Appends every field of `headers`; their bytes were validated when they were parsed or appended,
     /// so each line is copied as it is.
-    public static func appendHeaders(_ headers: HTTPHeaders, into buffer: inout [UInt8]) {
+    package static func appendHeaders(_ headers: HTTPHeaders, into buffer: inout [UInt8]) {
         headers.storage.withUnsafeBufferPointer { storage in
             for field in headers.fields {
                 buffer.appendLine(
@@ -117,14 +117,14 @@ public enum HTTPSerializer {
     }
 
     /// Appends the empty line that ends a head.
-    public static func appendEndOfHead(into buffer: inout [UInt8]) {
+    package static func appendEndOfHead(into buffer: inout [UInt8]) {
         buffer.appendCRLF()
     }
 
     // MARK: Whole heads
 
     /// Appends a whole response head; the same as `head.serialize(into: &buffer)`.
-    public static func appendResponse(_ head: HTTPResponseHead, into buffer: inout [UInt8]) {
+    package static func appendResponse(_ head: HTTPResponseHead, into buffer: inout [UInt8]) {
         head.serialize(into: &buffer)
     }
 
@@ -132,7 +132,7 @@ public enum HTTPSerializer {
     ///
     /// Framing fields are the caller's to add (`Host`, `Content-Length` or `Transfer-Encoding: chunked`),
     /// because only the caller knows the body.
-    public static func appendRequest(
+    package static func appendRequest(
         method: HTTPMethod, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders,
         into buffer: inout [UInt8]
     ) {

@@ -2,32 +2,32 @@
 ///
 /// Status codes are integers in 100–599 (RFC 9110 §15). The named constants cover what a blob
 /// daemon and its client meet; any other code in range can be made from an integer literal.
-public struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, CustomStringConvertible {
+package struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, CustomStringConvertible {
     /// The three-digit code.
-    public let code: Int
+    package let code: Int
 
     /// Creates a status; `code` must be in 100–599.
-    public init(code: Int) {
+    package init(code: Int) {
         precondition((100...599).contains(code), "HTTP status codes are 100–599, not \(code)")
         self.code = code
     }
 
     /// Creates a status from an integer literal, such as `let status: HTTPStatus = 418`.
-    public init(integerLiteral value: Int) {
+    package init(integerLiteral value: Int) {
         self.init(code: value)
     }
 
     /// `code` followed by its reason phrase, such as `404 Not Found`.
-    public var description: String { "\(code) \(reasonPhrase)" }
+    package var description: String { "\(code) \(reasonPhrase)" }
 
     /// 1xx: an interim response; the final response follows on the same connection.
-    public var isInformational: Bool { code < 200 }
+    package var isInformational: Bool { code < 200 }
 
     /// The standard reason phrase, or an empty string for codes without one.
-    public var reasonPhrase: String { standardReasonPhrase.map { "\($0)" } ?? "" }
+    package var reasonPhrase: String { standardReasonPhrase.map { "\($0)" } ?? "" }
 
     /// The standard reason phrase as a constant, so serializing it copies bytes and builds no String.
-    public var standardReasonPhrase: StaticString? {
+    package var standardReasonPhrase: StaticString? {
         switch code {
         case 100: "Continue"
         case 101: "Switching Protocols"
@@ -76,67 +76,67 @@ public struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, Custo
     }
 
     /// `100 Continue`
-    public static let `continue`: HTTPStatus = 100
+    package static let `continue`: HTTPStatus = 100
     /// `101 Switching Protocols`
-    public static let switchingProtocols: HTTPStatus = 101
+    package static let switchingProtocols: HTTPStatus = 101
     /// `200 OK`
-    public static let ok: HTTPStatus = 200
+    package static let ok: HTTPStatus = 200
     /// `201 Created`
-    public static let created: HTTPStatus = 201
+    package static let created: HTTPStatus = 201
     /// `202 Accepted`
-    public static let accepted: HTTPStatus = 202
+    package static let accepted: HTTPStatus = 202
     /// `204 No Content`
-    public static let noContent: HTTPStatus = 204
+    package static let noContent: HTTPStatus = 204
     /// `206 Partial Content`
-    public static let partialContent: HTTPStatus = 206
+    package static let partialContent: HTTPStatus = 206
     /// `301 Moved Permanently`
-    public static let movedPermanently: HTTPStatus = 301
+    package static let movedPermanently: HTTPStatus = 301
     /// `304 Not Modified`
-    public static let notModified: HTTPStatus = 304
+    package static let notModified: HTTPStatus = 304
     /// `400 Bad Request`
-    public static let badRequest: HTTPStatus = 400
+    package static let badRequest: HTTPStatus = 400
     /// `401 Unauthorized`
-    public static let unauthorized: HTTPStatus = 401
+    package static let unauthorized: HTTPStatus = 401
     /// `403 Forbidden`
-    public static let forbidden: HTTPStatus = 403
+    package static let forbidden: HTTPStatus = 403
     /// `404 Not Found`
-    public static let notFound: HTTPStatus = 404
+    package static let notFound: HTTPStatus = 404
     /// `405 Method Not Allowed`
-    public static let methodNotAllowed: HTTPStatus = 405
+    package static let methodNotAllowed: HTTPStatus = 405
     /// `408 Request Timeout`
-    public static let requestTimeout: HTTPStatus = 408
+    package static let requestTimeout: HTTPStatus = 408
     /// `409 Conflict`
-    public static let conflict: HTTPStatus = 409
+    package static let conflict: HTTPStatus = 409
     /// `411 Length Required`
-    public static let lengthRequired: HTTPStatus = 411
+    package static let lengthRequired: HTTPStatus = 411
     /// `412 Precondition Failed`
-    public static let preconditionFailed: HTTPStatus = 412
+    package static let preconditionFailed: HTTPStatus = 412
     /// `413 Content Too Large`
-    public static let contentTooLarge: HTTPStatus = 413
+    package static let contentTooLarge: HTTPStatus = 413
     /// `414 URI Too Long`
-    public static let uriTooLong: HTTPStatus = 414
+    package static let uriTooLong: HTTPStatus = 414
     /// `415 Unsupported Media Type`
-    public static let unsupportedMediaType: HTTPStatus = 415
+    package static let unsupportedMediaType: HTTPStatus = 415
     /// `416 Range Not Satisfiable`
-    public static let rangeNotSatisfiable: HTTPStatus = 416
+    package static let rangeNotSatisfiable: HTTPStatus = 416
     /// `417 Expectation Failed`
-    public static let expectationFailed: HTTPStatus = 417
+    package static let expectationFailed: HTTPStatus = 417
     /// `428 Precondition Required`
-    public static let preconditionRequired: HTTPStatus = 428
+    package static let preconditionRequired: HTTPStatus = 428
     /// `429 Too Many Requests`
-    public static let tooManyRequests: HTTPStatus = 429
+    package static let tooManyRequests: HTTPStatus = 429
     /// `431 Request Header Fields Too Large`
-    public static let requestHeaderFieldsTooLarge: HTTPStatus = 431
+    package static let requestHeaderFieldsTooLarge: HTTPStatus = 431
     /// `500 Internal Server Error`
-    public static let internalServerError: HTTPStatus = 500
+    package static let internalServerError: HTTPStatus = 500
     /// `501 Not Implemented`
-    public static let notImplemented: HTTPStatus = 501
+    package static let notImplemented: HTTPStatus = 501
     /// `502 Bad Gateway`
-    public static let badGateway: HTTPStatus = 502
+    package static let badGateway: HTTPStatus = 502
     /// `503 Service Unavailable`
-    public static let serviceUnavailable: HTTPStatus = 503
+    package static let serviceUnavailable: HTTPStatus = 503
     /// `505 HTTP Version Not Supported`
-    public static let httpVersionNotSupported: HTTPStatus = 505
+    package static let httpVersionNotSupported: HTTPStatus = 505
     /// `507 Insufficient Storage`
-    public static let insufficientStorage: HTTPStatus = 507
+    package static let insufficientStorage: HTTPStatus = 507
 }

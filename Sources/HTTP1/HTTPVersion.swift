@@ -3,14 +3,14 @@
 /// Any other version in a request is rejected with ``HTTPParseError/unsupportedVersion`` (505),
 /// including `HTTP/1.2`, which RFC 9110 would allow to be treated as 1.1: the daemon's clients are
 /// known, and refusing is simpler to reason about than guessing.
-public enum HTTPVersion: Sendable, Hashable {
+package enum HTTPVersion: Sendable, Hashable {
     /// `HTTP/1.0`: connections close after each message unless the peer asks for keep-alive.
     case http1_0
     /// `HTTP/1.1`: connections persist unless either side sends `Connection: close`.
     case http1_1
 
     /// The version as written on the wire, for example `HTTP/1.1`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .http1_0: "HTTP/1.0"
         case .http1_1: "HTTP/1.1"

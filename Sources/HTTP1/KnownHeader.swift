@@ -2,7 +2,7 @@
 ///
 /// Every field is classified once, while it is parsed or appended, so a lookup by known name
 /// compares one byte per field instead of the name's bytes.
-public enum KnownHeader: UInt8, Sendable, CaseIterable {
+package enum KnownHeader: UInt8, Sendable, CaseIterable {
     /// `Accept`
     case accept = 1
     /// `Accept-Ranges`
@@ -57,7 +57,7 @@ public enum KnownHeader: UInt8, Sendable, CaseIterable {
     case userAgent
 
     /// The conventional spelling, used when serializing.
-    public var name: StaticString {
+    package var name: StaticString {
         switch self {
         case .accept: "Accept"
         case .acceptRanges: "Accept-Ranges"

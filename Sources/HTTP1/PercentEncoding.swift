@@ -1,15 +1,15 @@
 /// Why percent-decoding failed.
-public enum PercentDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum PercentDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A `%` not followed by two hexadecimal digits.
     case malformedEscape
     /// The bytes decode to a NUL (`%00`), which no path or name may contain: it ends C strings.
     case nulByte
 
     /// Always 400: the client sent a target it cannot mean.
-    public var statusCode: Int { 400 }
+    package var statusCode: Int { 400 }
 
     /// A stable, short, machine-readable name.
-    public var code: String {
+    package var code: String {
         switch self {
         case .malformedEscape: "bad_percent_escape"
         case .nulByte: "encoded_nul"
@@ -17,21 +17,21 @@ public enum PercentDecodingError: Error, Sendable, Hashable, CustomStringConvert
     }
 
     /// The machine code and status.
-    public var description: String { "\(code) (400)" }
+    package var description: String { "\(code) (400)" }
 }
 
 /// Percent-decoding of request targets and percent-encoding for building them (RFC 3986 §2.1).
 ///
 /// Decoding returns bytes, not a String: a decoded path may be any bytes, and whether they must be
 /// UTF-8 is the caller's policy, not the codec's.
-public enum PercentEncoding {
+package enum PercentEncoding {
     // MARK: Decoding
 
     /// Decodes `%XX` escapes; `+` stays `+` (RFC 3986 gives it no meaning, so neither do paths or queries here).
     ///
     /// - Throws: ``PercentDecodingError/malformedEscape`` for a `%` without two hex digits,
     ///   ``PercentDecodingError/nulByte`` if the result would contain NUL.
-    public static func decode(_ encoded: UnsafeRawBufferPointer) throws(PercentDecodingError) -> [UInt8] {
+    package static func decode(_ encoded: UnsafeRawBufferPointer) throws(PercentDecodingError) -> [UInt8] {
         var decoded: [UInt8] = []
         decoded.reserveCapacity(encoded.count)
         try decode(encoded, into: &decoded)
@@ -39,7 +39,7 @@ public enum PercentEncoding {
     }
 
     /// Decodes `%XX` escapes in `encoded`.
-    public static func decode(_ encoded: ArraySlice<UInt8>) throws(PercentDecodingError) -> [UInt8] {
+    package static func decode(_ encoded: ArraySlice<UInt8>) throws(PercentDecodingError) -> [UInt8] {
         // withUnsafeBytes rethrows untyped errors, so carry the typed result out of the closure.
         let result = encoded.withUnsafeBytes { raw in
             Result { () throws(PercentDecodingError) in try decode(raw) }
@@ -48,7 +48,7 @@ public enum PercentEncoding {
     }
 
     /// Decodes `%XX` escapes in the UTF-8 of `encoded`.
-    public static func decode(_ encoded: String) throws(PercentDecodingError) -> [UInt8] {
+    package static func decode(_ encoded: String) throws(PercentDecodingError) -> [UInt8] {
         try decode(ArraySlice(encoded.utf8))
     }
 
@@ -90,7 +90,7 @@ public enum PercentEncoding {
     /// (`A–Z a–z 0–9 - . _ ~`) and, when `keepingSlash` is true, `/`.
     ///
     /// Escaping this much is always safe: a decoder turns any escape back into the same byte.
-    public static func append(encoding bytes: UnsafeRawBufferPointer, keepingSlash: Bool = true, into output: inout [UInt8]) {
+    package static func append(encoding bytes: UnsafeRawBufferPointer, keepingSlash: Bool = true, into output: inout [UInt8]) {
         for byte in bytes {
             if isUnreserved(byte) || (keepingSlash && byte == ASCII.slash) {
                 output.append(byte)
@@ -103,7 +103,7 @@ public enum PercentEncoding {
     }
 
     /// `bytes` percent-encoded as a String, ready to put in a target.
-    public static func encode(_ bytes: [UInt8], keepingSlash: Bool = true) -> String {
+    package static func encode(_ bytes: [UInt8], keepingSlash: Bool = true) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         bytes.withUnsafeBytes { append(encoding: $0, keepingSlash: keepingSlash, into: &output) }
@@ -111,7 +111,7 @@ public enum PercentEncoding {
     }
 
     /// The UTF-8 of `string` percent-encoded, ready to put in a target.
-    public static func encode(_ string: String, keepingSlash: Bool = true) -> String {
+    package static func encode(_ string: String, keepingSlash: Bool = true) -> String {
         encode(Array(string.utf8), keepingSlash: keepingSlash)
     }
 

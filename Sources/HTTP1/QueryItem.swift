@@ -1,18 +1,18 @@
 /// One `name=value` pair of a query string, decoded.
-public struct QueryItem: Sendable, Hashable, CustomStringConvertible {
+package struct QueryItem: Sendable, Hashable, CustomStringConvertible {
     /// The decoded name.
-    public var name: String
+    package var name: String
     /// The decoded value; empty for `name` and `name=`.
-    public var value: String
+    package var value: String
 
     /// Creates a pair.
-    public init(name: String, value: String) {
+    package init(name: String, value: String) {
         self.name = name
         self.value = value
     }
 
     /// `name=value`, decoded, for debugging.
-    public var description: String { "\(name)=\(value)" }
+    package var description: String { "\(name)=\(value)" }
 
     /// Splits a query (without its `?`) into pairs, in order.
     ///
@@ -21,12 +21,12 @@ public struct QueryItem: Sendable, Hashable, CustomStringConvertible {
     /// URI syntax, so a client sends a space as `%20`). Decoded bytes that are not UTF-8 become U+FFFD.
     ///
     /// - Throws: ``PercentDecodingError`` for a malformed escape or an encoded NUL.
-    public static func parse(_ query: String) throws(PercentDecodingError) -> [QueryItem] {
+    package static func parse(_ query: String) throws(PercentDecodingError) -> [QueryItem] {
         try parse(ArraySlice(query.utf8))
     }
 
     /// Splits query bytes (without the `?`) into decoded pairs; see ``parse(_:)-(String)``.
-    public static func parse(_ query: ArraySlice<UInt8>) throws(PercentDecodingError) -> [QueryItem] {
+    package static func parse(_ query: ArraySlice<UInt8>) throws(PercentDecodingError) -> [QueryItem] {
         var items: [QueryItem] = []
         var scratch: [UInt8] = []
         var start = query.startIndex

@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Dispatch
 
 /// Puts a store's article calls (``ArticleDataStoring``) in the order they were made, as the

@@ -1,5 +1,5 @@
 import Foundation
-import BlobSystem
+internal import BlobSystem
 
 /// Fans committed changes out to every live `changes()` subscriber, numbering them in commit order.
 final class ChangeBroadcaster: Sendable {

@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Foundation
 
 /// Checks one opened blob version against its header while its content is read, from the first byte

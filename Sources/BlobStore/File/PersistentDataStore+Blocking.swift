@@ -1,4 +1,4 @@
-import BlobSystem
+package import BlobSystem
 import Dispatch
 import Foundation
 import Synchronization
@@ -64,19 +64,20 @@ extension PersistentDataStore {
 /// Content leaves it checked against the header (see ``read(_:)`` and
 /// ``checkContent(throughFileOffset:isLast:)``): a blob file whose length or checksum is wrong is
 /// never given out whole.
-public final class BlobReadHandle: @unchecked Sendable {
+public final class BlobReadHandle: Sendable {
     /// The version's metadata.
     public let metadata: BlobMetadata
     /// The open file (owned by this handle; closed by ``close()`` or when the handle is released).
-    public let fileDescriptor: FileDescriptor
+    package let fileDescriptor: FileDescriptor
     /// Where the content starts in the file.
-    public let contentOffset: Int64
+    package let contentOffset: Int64
     /// The first content bytes, read together with the header (for a small blob, all of it).
-    public let leadingContent: Data
+    package let leadingContent: Data
     private let fileEnd: Int64?
-    /// Owned by whoever uses the handle (one thread at a time, like the descriptor's offset-free reads).
-    private var check: ContentCheck
-    private let closed = Atomic<Bool>(false)
+    /// How far the content has been checked, and whether the file is closed. Locked so that the
+    /// handle can be shared: no read runs on a closed descriptor (whose number the process may have
+    /// reused); one user reading it in order never waits.
+    private let state: Locked<(check: ContentCheck, closed: Bool)>
 
     init(_ blob: OpenedBlob) {
         metadata = blob.header.metadata
@@ -84,17 +85,21 @@ public final class BlobReadHandle: @unchecked Sendable {
         contentOffset = Int64(blob.headerLength)
         leadingContent = blob.leadingContent
         fileEnd = blob.fileEnd
-        check = blob.contentCheck()
+        state = Locked((blob.contentCheck(), false))
     }
 
     /// Reads content bytes `range` (clamped to the blob) into memory (blocking). The first read
     /// reads and hashes the whole content (outside `range` too) and throws
     /// ``BlobStoreError/corrupt(path:reason:)`` if the file is shorter or longer than its header
-    /// says or the content does not match its ETag; later reads read just their range.
+    /// says or the content does not match its ETag; later reads read just their range. After
+    /// ``close()`` it throws ``BlobStoreError/io(operation:path:errno:)`` with `EBADF`.
     public func read(_ range: Range<Int64>) throws -> Data {
         let upper = min(range.upperBound, metadata.size)
         let lower = min(range.lowerBound, upper)
-        return try check.read(lower..<upper, leading: leadingContent, fileEnd: fileEnd, descriptor: fileDescriptor)
+        return try state.withLock { state in
+            try BlobReadHandle.checkOpen(state)
+            return try state.check.read(lower..<upper, leading: leadingContent, fileEnd: fileEnd, descriptor: fileDescriptor)
+        }
     }
 
     /// Before content up to file offset `end` is sent from ``fileDescriptor`` (with `sendfile`):
@@ -103,39 +108,60 @@ public final class BlobReadHandle: @unchecked Sendable {
     /// passed its check. Throws ``BlobStoreError/corrupt(path:reason:)`` (or `io`) otherwise: the
     /// sender must then end the response short. Blocking.
     package func checkContent(throughFileOffset end: Int64, isLast: Bool) throws {
-        if check.passed { return }
-        if check.checked == 0 {
-            // (A known end is never inside the content: a short file is found by reading on.)
-            if let fileEnd, fileEnd > contentOffset + metadata.size { throw check.longer() }
-            check.feed(leadingContent)
+        try state.withLock { state in
+            try BlobReadHandle.checkOpen(state)
+            if state.check.passed { return }
+            if state.check.checked == 0 {
+                // (A known end is never inside the content: a short file is found by reading on.)
+                if let fileEnd, fileEnd > contentOffset + metadata.size { throw state.check.longer() }
+                state.check.feed(leadingContent)
+            }
+            try state.check.advance(to: isLast ? metadata.size : end - contentOffset, descriptor: fileDescriptor)
         }
-        try check.advance(to: isLast ? metadata.size : end - contentOffset, descriptor: fileDescriptor)
     }
 
-    /// Closes the file; later calls do nothing.
+    /// Closes the file once no read is running; later reads throw, later calls do nothing.
     public func close() {
-        if !closed.exchange(true, ordering: .acquiringAndReleasing) { try? fileDescriptor.close() }
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            try? fileDescriptor.close()
+        }
+    }
+
+    private static func checkOpen(_ state: (check: ContentCheck, closed: Bool)) throws {
+        if state.closed { throw BlobStoreError.io(operation: "read (handle closed)", path: state.check.path, errno: ErrorNumber(rawValue: EBADF)) }
     }
 
     deinit { close() }
 }
 
-/// A put fed piece by piece from a thread outside Swift concurrency. Not thread-safe: one owner
-/// calls it, in order. Content goes to a temp file as it arrives; nothing is visible until the commit.
-public final class BlobUpload: @unchecked Sendable {
-    private let writer: TempBlobWriter
-    private var finished = false
+/// A put fed piece by piece from a thread outside Swift concurrency. Content goes to a temp file as
+/// it arrives, in the order of the ``append(_:)`` calls; nothing is visible until the commit.
+///
+/// Safe to hand from thread to thread: a lock serializes the calls (one owner feeding it in order
+/// never waits on it), and after ``commit(completion:)`` or ``cancel()`` further calls do nothing.
+public final class BlobUpload: Sendable {
+    /// The temp file being written; `nil` once committed or cancelled. Only reached under the lock.
+    private let writer: Locked<TempBlobWriter?>
 
-    init(writer: TempBlobWriter) { self.writer = writer }
+    init(writer: TempBlobWriter) {
+        identifier = writer.identifier
+        self.writer = Locked(writer)
+    }
 
     /// The identifier being written (generated if the put did not name one).
-    public var identifier: String { writer.identifier }
+    public let identifier: String
 
     /// Appends content (blocking). On error the upload is cancelled.
     public func append(_ bytes: UnsafeRawBufferPointer) throws {
-        do { try writer.append(bytes) } catch {
-            cancel()
-            throw error
+        try writer.withLock { writer in
+            guard let current = writer else { return }
+            do { try current.append(bytes) } catch {
+                writer = nil
+                current.abandon()
+                throw error
+            }
         }
     }
 
@@ -144,21 +170,30 @@ public final class BlobUpload: @unchecked Sendable {
     /// calling thread before this returns when a relaxed commit finds the committer idle,
     /// otherwise on the store's commit thread.
     public func commit(completion: @escaping @Sendable (Swift.Result<BlobMetadata, any Error>) -> Void) {
-        guard !finished else { return }
-        finished = true
-        let prepared: PreparedPut
-        do { prepared = try writer.finish() } catch {
-            writer.abandon()
-            completion(.failure(error))
-            return
+        let finished: Swift.Result<(TempBlobWriter, PreparedPut), any Error>? = writer.withLock { writer in
+            guard let current = writer else { return nil }
+            writer = nil
+            do { return .success((current, try current.finish())) } catch {
+                current.abandon()
+                return .failure(error)
+            }
         }
-        writer.core.submit(.put(prepared), inline: true) { result in completion(Swift.Result { try result.storedMetadata() }) }
+        switch finished {
+        case nil:
+            return
+        case .failure(let error):
+            completion(.failure(error))
+        case .success(let (current, prepared)):
+            // Outside the lock: a relaxed commit may run `completion` on this thread.
+            current.core.submit(.put(prepared), inline: true) { result in completion(Swift.Result { try result.storedMetadata() }) }
+        }
     }
 
     /// Drops the upload and its temp file.
     public func cancel() {
-        guard !finished else { return }
-        finished = true
-        writer.abandon()
+        writer.withLock { writer in
+            writer?.abandon()
+            writer = nil
+        }
     }
 }

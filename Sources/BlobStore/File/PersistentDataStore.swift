@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Dispatch
 import Foundation
 
@@ -203,20 +203,20 @@ public final class PersistentDataStore: BlobStoring, Sendable {
             let blob = try core.openLatest(identifier, readLength: 4096)
             do {
                 let clamped = try ContentInspection.clamp(range ?? 0..<blob.header.size, size: blob.header.size, store: name, identifier: identifier)
-                return (UncheckedSendable(blob), clamped)
+                return (blob, clamped)
             } catch {
                 try? blob.descriptor.close()
                 throw error
             }
         }
-        let reader = BlobFileReader(blob: blob.value, range: clamped, chunkSize: max(1, chunkSize), queue: core.ioQueues.forCurrentTask)
-        return BlobByteStream(metadata: blob.value.header.metadata, range: clamped) { try await reader.next() }
+        let reader = BlobFileReader(blob: blob, range: clamped, chunkSize: max(1, chunkSize), queue: core.ioQueues.forCurrentTask)
+        return BlobByteStream(metadata: blob.header.metadata, range: clamped) { try await reader.next() }
     }
 
     /// Writes a blob's content to `fileURL` (through a temp file beside it, renamed when complete).
     public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
         try BlobIdentifier.validate(identifier)
-        let blob = try await core.read { [core] in UncheckedSendable(try core.openLatest(identifier, readLength: 4096)) }.value
+        let blob = try await core.read { [core] in try core.openLatest(identifier, readLength: 4096) }
         return try await onIO {
             defer { try? blob.descriptor.close() }
             let target = fileURL.path
@@ -331,15 +331,16 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     // MARK: - Helpers
 
     /// Runs blocking work on the store's I/O queue, never on the Swift concurrency pool.
-    func onIO<T>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedSendable<T>, any Error>) in
-            core.ioQueues.forCurrentTask.async { continuation.resume(with: Swift.Result { UncheckedSendable(try body()) }) }
-        }.value
+    func onIO<T>(_ body: @escaping @Sendable () throws -> sending T) async throws -> sending T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            core.ioQueues.forCurrentTask.async { continuation.resume(with: Swift.Result { try body() }) }
+        }
     }
 }
 
 /// Carries a value across an isolation boundary where ownership passes from one side to the other
-/// (produced on a queue, consumed by the awaiting task) and the value is never used by both at once.
+/// (produced on a queue, consumed by the awaiting task) and the value is never used by both at once,
+/// where no `sending` can say so: into Dispatch's `@Sendable` closures.
 struct UncheckedSendable<Value>: @unchecked Sendable {
     var value: Value
     init(_ value: Value) { self.value = value }

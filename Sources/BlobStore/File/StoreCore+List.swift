@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Dispatch
 import Foundation
 

@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Foundation
 
 /// What ``PersistentDataStore/verify()`` found.

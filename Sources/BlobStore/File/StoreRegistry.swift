@@ -1,5 +1,5 @@
 import Foundation
-import BlobSystem
+internal import BlobSystem
 
 /// Hands out one `StoreCore` per store folder per process, so every `PersistentDataStore` on the
 /// same folder shares one queue, one committer and one lock.

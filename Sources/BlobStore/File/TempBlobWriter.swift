@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Foundation
 
 /// A put's content on its way to disk: written to a temp file outside the store's barrier, with the

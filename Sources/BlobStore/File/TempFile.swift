@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Synchronization
 
 /// A put's file from its creation until it is published under its blob's name or dropped.

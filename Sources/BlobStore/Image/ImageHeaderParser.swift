@@ -8,16 +8,16 @@ import Foundation
 /// Pure and allocation-light so it can run on every upload and under a fuzzer: every read is bounds-checked,
 /// every length and offset from the input is validated with non-overflowing arithmetic, and every loop is
 /// bounded by the input size or a fixed cap. Malformed input of any kind yields `.failure` with a reason.
-public enum ImageHeaderParser {
+package enum ImageHeaderParser {
     /// How many leading bytes a caller should supply (the store also keeps a put this small in memory).
     ///
     /// PNG, GIF, BMP and WebP need under 32 bytes, but JPEG's frame header follows EXIF/ICC/thumbnail
     /// segments, HEIC/AVIF sizes sit inside the `meta` box, and TIFF's IFD0 may be anywhere; 256 KiB covers
     /// typical camera and phone output while bounding the read on every put.
-    public static let recommendedPrefixLength = 256 * 1024
+    package static let recommendedPrefixLength = 256 * 1024
 
     /// Parses `bytes`, which may be a prefix of the blob; the parser never reads outside the buffer.
-    public static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<ImageInfo, ImageParseFailure> {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<ImageInfo, ImageParseFailure> {
         let view = ImageHeaderBytes(bytes)
         do {
             return .success(try dispatch(view))
@@ -27,19 +27,19 @@ public enum ImageHeaderParser {
     }
 
     /// Parses a byte array, for callers (and fuzzers) that already hold one.
-    public static func parse(_ bytes: [UInt8]) -> Result<ImageInfo, ImageParseFailure> {
+    package static func parse(_ bytes: [UInt8]) -> Result<ImageInfo, ImageParseFailure> {
         bytes.withUnsafeBytes { parse($0) }
     }
 
     /// Parses `Data`, which is what file and network reads in the store produce.
-    public static func parse(_ data: Data) -> Result<ImageInfo, ImageParseFailure> {
+    package static func parse(_ data: Data) -> Result<ImageInfo, ImageParseFailure> {
         data.withUnsafeBytes { parse($0) }
     }
 
     /// The image `bytes` describe, or `nil` when they are not a readable image — for callers that do not
     /// need the reason: bytes without a known signature (most puts that are not images) are turned away
     /// without building the explanatory sentence.
-    public static func info(_ bytes: UnsafeRawBufferPointer) -> ImageInfo? {
+    package static func info(_ bytes: UnsafeRawBufferPointer) -> ImageInfo? {
         let view = ImageHeaderBytes(bytes)
         guard let parser = formatParser(for: view) else { return nil }
         return try? parser(view)

@@ -3,17 +3,17 @@
 /// `reason` is a human sentence that names the format and what was wrong, such as
 /// "no known image signature (first bytes 3c 68 74 6d)" or "PNG header truncated: 20 of 24 bytes",
 /// because it is shown to the client that uploaded the blob.
-public struct ImageParseFailure: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ImageParseFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The sentence explaining the rejection.
-    public var reason: String
+    package var reason: String
 
     /// Creates a failure; parsers build these so every rejection carries its own explanation.
-    public init(reason: String) {
+    package init(reason: String) {
         self.reason = reason
     }
 
     /// The reason itself, so interpolating a failure into a message reads naturally.
-    public var description: String { reason }
+    package var description: String { reason }
 }
 
 extension ImageParseFailure {

@@ -1,7 +1,7 @@
 /// Reads `buffer.count` bytes of the content starting at `offset`; callers only ask for ranges inside the
 /// content. For the formats whose structure points backwards or forwards (a TIFF directory after the
 /// pixels, a HEIF `meta` box after `mdat`), read once the whole blob is stored.
-public typealias ImageContentReader = (_ offset: Int, _ buffer: UnsafeMutableRawBufferPointer) throws -> Void
+package typealias ImageContentReader = (_ offset: Int, _ buffer: UnsafeMutableRawBufferPointer) throws -> Void
 
 /// One format's incremental whole-file check.
 ///

@@ -10,7 +10,7 @@ import Foundation
 /// stored temp file. The verdict and its reason depend only on the bytes, never on how they were split.
 ///
 /// Owned by one caller at a time (a put's writer); not for concurrent use.
-public final class ImageValidator {
+package final class ImageValidator {
     /// The first bytes, held until they identify a format (at most ``sniffLength``).
     private var sniffed: [UInt8] = []
     private var check: (any ImageStreamCheck)?
@@ -23,16 +23,16 @@ public final class ImageValidator {
     private static let shownBytes = 8
 
     /// A validator that has seen no bytes.
-    public init() {}
+    package init() {}
 
     /// The format the signature names, once the first bytes have told it; `nil` before, or for non-images.
-    public var format: ImageFormat? { failed == nil ? check?.format : nil }
+    package var format: ImageFormat? { failed == nil ? check?.format : nil }
 
     /// The reason the bytes so far already rule out an image; once set it is the final verdict.
-    public var failure: ImageParseFailure? { failed }
+    package var failure: ImageParseFailure? { failed }
 
     /// Takes the next bytes of the blob.
-    public func append(_ bytes: UnsafeRawBufferPointer) {
+    package func append(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         defer { size += bytes.count }
         guard failed == nil else { return }
@@ -65,7 +65,7 @@ public final class ImageValidator {
     ///
     /// `read` gives the checks of TIFF and HEIF/AVIF random access to the content; errors it throws (I/O)
     /// are rethrown, never turned into a verdict.
-    public func finish(reading read: ImageContentReader) throws -> Result<ImageInfo, ImageParseFailure> {
+    package func finish(reading read: ImageContentReader) throws -> Result<ImageInfo, ImageParseFailure> {
         if check == nil, failed == nil { identify(atEnd: true) }
         if let failed { return .failure(failed) }
         guard let check else { return .failure(ImageParseFailure(reason: "no known image signature")) }
@@ -78,7 +78,7 @@ public final class ImageValidator {
     }
 
     /// Validates a complete image held in memory.
-    public static func validate(_ bytes: UnsafeRawBufferPointer) -> Result<ImageInfo, ImageParseFailure> {
+    package static func validate(_ bytes: UnsafeRawBufferPointer) -> Result<ImageInfo, ImageParseFailure> {
         let validator = ImageValidator()
         validator.append(bytes)
         do {
@@ -93,12 +93,12 @@ public final class ImageValidator {
     }
 
     /// Validates a complete image held in a byte array.
-    public static func validate(_ bytes: [UInt8]) -> Result<ImageInfo, ImageParseFailure> {
+    package static func validate(_ bytes: [UInt8]) -> Result<ImageInfo, ImageParseFailure> {
         bytes.withUnsafeBytes { validate($0) }
     }
 
     /// Validates a complete image held in `Data`.
-    public static func validate(_ data: Data) -> Result<ImageInfo, ImageParseFailure> {
+    package static func validate(_ data: Data) -> Result<ImageInfo, ImageParseFailure> {
         data.withUnsafeBytes { validate($0) }
     }
 

@@ -1,4 +1,4 @@
-import BlobSystem
+internal import BlobSystem
 import Foundation
 
 /// A blob store that keeps everything in memory, as Core Data's in-memory store does: for tests,
@@ -79,11 +79,13 @@ public final class InMemoryBlobStore: BlobStoring {
 
     // MARK: - Writing
 
+    /// Stores `data` under `identifier` (a new UUID string when `nil`) and returns the new version's metadata.
     public func put(_ data: Data, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         return try commit(data, identifier: id, options: options)
     }
 
+    /// Stores the concatenation of `chunks`, gathered in memory first (this store holds every blob in memory anyway).
     public func put<Chunks: AsyncSequence>(chunks: Chunks, identifier: String?, options: PutOptions) async throws -> BlobMetadata
     where Chunks.Element == Data {
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
@@ -153,6 +155,7 @@ public final class InMemoryBlobStore: BlobStoring {
         }
     }
 
+    /// Removes a blob, if `condition` holds; returns whether it existed.
     @discardableResult
     public func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
         try BlobIdentifier.validate(identifier)
@@ -168,6 +171,7 @@ public final class InMemoryBlobStore: BlobStoring {
         }
     }
 
+    /// Removes every blob; a ``BlobChange/Kind/removedAll`` event is posted even if it was empty.
     public func removeAll() async throws {
         state.withLock { state in
             state.blobs.removeAll()
@@ -188,10 +192,12 @@ public final class InMemoryBlobStore: BlobStoring {
         return entry
     }
 
+    /// The whole content of a blob.
     public func get(_ identifier: String) async throws -> Data {
         try entry(identifier).content
     }
 
+    /// The bytes `range` of a blob (clamped at its end); throws `rangeNotSatisfiable` if it starts past the end.
     public func get(_ identifier: String, range: Range<Int64>) async throws -> Data {
         let entry = try entry(identifier)
         let clamped = try ContentInspection.clamp(range, size: entry.metadata.size, store: name, identifier: identifier)
@@ -247,20 +253,24 @@ public final class InMemoryBlobStore: BlobStoring {
         return entry.metadata
     }
 
+    /// The metadata of a blob; throws `notFound`.
     public func head(_ identifier: String) async throws -> BlobMetadata {
         try entry(identifier).metadata
     }
 
+    /// Whether a blob with this identifier exists.
     public func exists(_ identifier: String) async throws -> Bool {
         try BlobIdentifier.validate(identifier)
         let key = Array(identifier.utf8)
         return state.withLock { $0.blobs[key] != nil }
     }
 
+    /// Count and total size of the blobs.
     public func statistics() async throws -> StoreStatistics {
         state.withLock { StoreStatistics(count: $0.blobs.count, bytes: $0.totalBytes) }
     }
 
+    /// One page of blob metadata in identifier order (see ``ListQuery``).
     public func list(_ query: ListQuery) async throws -> ListPage {
         let cursor = try query.validated(store: name)
         let prefix = Array(query.prefix.utf8)
@@ -282,6 +292,7 @@ public final class InMemoryBlobStore: BlobStoring {
 
     // MARK: - Changes
 
+    /// Changes committed from now on, in commit order, until the stream is dropped.
     public func changes() -> AsyncStream<BlobChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: BlobChange.self, bufferingPolicy: .unbounded)
         let number = state.withLock { state in

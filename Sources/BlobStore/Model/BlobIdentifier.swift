@@ -64,14 +64,14 @@ public enum BlobIdentifier {
 
     /// The first rule `identifier` breaks as a blob URL's path, or `nil`: ``violation(in:)``, then
     /// ``unaddressableSegment(in:)``. The daemon refuses such identifiers on every blob request.
-    public static func urlViolation(in identifier: String) -> Rule? {
+    package static func urlViolation(in identifier: String) -> Rule? {
         violation(in: identifier) ?? unaddressableSegment(in: identifier)
     }
 
     /// ``Rule/unaddressableSegment(byteOffset:)`` if a segment of `identifier` between slashes is
     /// empty, `.` or `..` (a URL client would remove or resolve it, so the request would name
     /// another blob); `nil` otherwise. Checks nothing else.
-    public static func unaddressableSegment(in identifier: String) -> Rule? {
+    package static func unaddressableSegment(in identifier: String) -> Rule? {
         var identifier = identifier
         // Runs for every blob request: scanned over the contiguous UTF-8 bytes.
         return identifier.withUTF8 { bytes in
@@ -89,7 +89,7 @@ public enum BlobIdentifier {
     }
 
     /// Decodes and checks raw bytes (for example from a URL): the identifier, or the rule broken.
-    public static func decode(_ bytes: some Collection<UInt8>) -> Result<String, BlobStoreError> {
+    package static func decode(_ bytes: some Collection<UInt8>) -> Result<String, BlobStoreError> {
         guard let string = String(validating: bytes, as: UTF8.self) else {
             return .failure(.invalidIdentifier(identifier: String(decoding: bytes, as: UTF8.self), rule: .invalidUTF8))
         }

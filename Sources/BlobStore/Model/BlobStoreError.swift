@@ -1,4 +1,4 @@
-import BlobSystem
+package import BlobSystem
 
 /// Everything a store operation can fail with. Each case carries what a person needs to act.
 public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -22,8 +22,8 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidQuery(store: String, reason: String)
     /// A requested byte range does not fit the blob.
     case rangeNotSatisfiable(store: String, identifier: String, size: Int64)
-    /// A system call failed.
-    case io(operation: String, path: String, errno: Errno)
+    /// A system call failed: `operation` names it, `path` the file or folder, `errno` why.
+    case io(operation: String, path: String, errno: ErrorNumber)
     /// Another process has this store open: `path` is its lock file, `holder` says who (`pid N`, or
     /// `blobd, pid N` for the daemon serving the root).
     case storeLocked(path: String, holder: String)
@@ -70,6 +70,12 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unsupportedFormat(let path, let found):
             return "\(path) has layout '\(found)', newer than this BlobStore understands; upgrade BlobStore"
         }
+    }
+
+    /// ``io(operation:path:errno:)`` from the `Errno` a BlobSystem wrapper threw, so that package code
+    /// passes what it caught as it is and the public case shows no BlobSystem type.
+    package static func io(operation: String, path: String, errno: Errno) -> BlobStoreError {
+        .io(operation: operation, path: path, errno: ErrorNumber(errno))
     }
 
     static func abbreviated(_ text: String) -> String {

@@ -49,14 +49,14 @@ public struct ListPage: Hashable, Sendable, Codable {
 }
 
 /// The position after which a listing continues. Opaque to callers; stable across store implementations.
-public enum ListCursor: Hashable, Sendable {
+enum ListCursor: Hashable, Sendable {
     /// After this identifier (identifier order).
     case afterIdentifier([UInt8])
     /// After this (modification time in ns, identifier) pair (modified order).
     case afterModified(Int64, [UInt8])
 
     /// The cursor as an opaque printable token.
-    public var token: String {
+    var token: String {
         switch self {
         case .afterIdentifier(let id): return "i" + Hex.encode(id)
         case .afterModified(let nanos, let id): return "m\(nanos).\(Hex.encode(id))"
@@ -64,7 +64,7 @@ public enum ListCursor: Hashable, Sendable {
     }
 
     /// Parses a token made by ``token`` for the given sort; `nil` if malformed.
-    public init?(token: String, sort: ListQuery.Sort) {
+    init?(token: String, sort: ListQuery.Sort) {
         switch sort {
         case .identifier:
             guard token.hasPrefix("i"), let id = Hex.decode(token.dropFirst()) else { return nil }

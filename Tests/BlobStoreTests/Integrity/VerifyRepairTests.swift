@@ -107,7 +107,7 @@ import Testing
             _ = try await reader.verify(repair: true)
             Issue.record("a read-only engine repaired")
         } catch BlobStoreError.io(_, _, let errno) {
-            #expect(errno == Errno(rawValue: EROFS))
+            #expect(errno.rawValue == EROFS)
         }
         #expect(FileManager.default.fileExists(atPath: writer.folderURL.path + "/notes.txt"))
         #expect(!FileManager.default.fileExists(atPath: writer.folderURL.path + "/quarantine"))
