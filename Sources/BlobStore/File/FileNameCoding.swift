@@ -38,7 +38,7 @@ enum FileNameCoding {
             // Every read maps a name: most identifiers need no escape and are their own file name.
             if escapes == 0, length <= maximumPlainLength { return original }
             // Identifiers with `/` are common (`photos/cats/tom.png`): written straight into the String's
-            // storage, where appending to an array byte by byte cost 65 instructions a byte per read.
+            // storage: appending to an array byte by byte cost far more, on every read.
             if length <= maximumPlainLength { return String(unsafeUninitializedCapacity: length) { escape(bytes, into: $0).count } }
             var out = [UInt8](repeating: 0, count: length)
             let cut = out.withUnsafeMutableBufferPointer { escape(bytes, into: $0).safeCut }

@@ -15,11 +15,10 @@ extension PersistentDataStore {
     /// later puts do not change what it reads. Close it when done.
     public func openForReading(_ identifier: String) throws -> BlobReadHandle {
         try BlobIdentifier.validate(identifier)
-        if configuration.inlineCachedReads, let blob = core.openIfCached(identifier, readLength: PersistentDataStore.blockingReadLength) {
+        if configuration.inlineCachedReads, let blob = core.cachedReads.open(identifier, readLength: PersistentDataStore.blockingReadLength) {
             return BlobReadHandle(blob)
         }
-        core.queuedReads.wrappingAdd(1, ordering: .relaxed)
-        let blob = try core.queue.sync { try core.openCurrent(identifier, readLength: PersistentDataStore.blockingReadLength) }
+        let blob = try core.reads.readNow { try core.reads.openCurrent(identifier, readLength: PersistentDataStore.blockingReadLength) }
         return BlobReadHandle(blob)
     }
 

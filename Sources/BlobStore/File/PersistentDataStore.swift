@@ -177,30 +177,30 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         try BlobIdentifier.validate(identifier)
         // Served here when nothing has to wait: two thread wake-ups (to the queue and back) cost
         // several times a cached 4 KiB read.
-        if configuration.inlineCachedReads, let content = core.contentIfCached(identifier) { return content }
-        return try await core.read { [core] in
-            let blob = try core.openLatest(identifier)
+        if configuration.inlineCachedReads, let content = core.cachedReads.content(of: identifier) { return content }
+        return try await core.reads.read { [core] in
+            let blob = try core.reads.openLatest(identifier)
             defer { try? blob.descriptor.close() }
-            return try core.content(of: blob, range: 0..<blob.header.size)
+            return try core.reads.content(of: blob, range: 0..<blob.header.size)
         }
     }
 
     /// The bytes `range` of a blob, clamped at its end.
     public func get(_ identifier: String, range: Range<Int64>) async throws -> Data {
         try BlobIdentifier.validate(identifier)
-        return try await core.read { [core, name] in
-            let blob = try core.openLatest(identifier, readLength: 4096)
+        return try await core.reads.read { [core, name] in
+            let blob = try core.reads.openLatest(identifier, readLength: 4096)
             defer { try? blob.descriptor.close() }
             let clamped = try ContentInspection.clamp(range, size: blob.header.size, store: name, identifier: identifier)
-            return try core.content(of: blob, range: clamped)
+            return try core.reads.content(of: blob, range: clamped)
         }
     }
 
     /// A blob's content as chunks of at most `chunkSize` bytes, read from one version as they are consumed.
     public func stream(_ identifier: String, range: Range<Int64>?, chunkSize: Int) async throws -> BlobByteStream {
         try BlobIdentifier.validate(identifier)
-        let (blob, clamped) = try await core.read { [core, name] in
-            let blob = try core.openLatest(identifier, readLength: 4096)
+        let (blob, clamped) = try await core.reads.read { [core, name] in
+            let blob = try core.reads.openLatest(identifier, readLength: 4096)
             do {
                 let clamped = try ContentInspection.clamp(range ?? 0..<blob.header.size, size: blob.header.size, store: name, identifier: identifier)
                 return (blob, clamped)
@@ -216,11 +216,11 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Writes a blob's content to `fileURL` (through a temp file beside it, renamed when complete).
     public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
         try BlobIdentifier.validate(identifier)
-        let blob = try await core.read { [core] in try core.openLatest(identifier, readLength: 4096) }
+        let blob = try await core.reads.read { [core] in try core.reads.openLatest(identifier, readLength: 4096) }
         return try await onIO {
             defer { try? blob.descriptor.close() }
             let target = fileURL.path
-            let temp = target + ".part-" + StoreCore.uniqueName("")
+            let temp = target + ".part-" + StorePaths.uniqueName("")
             do {
                 let out = try io("create", temp) { try FileDescriptor.open(temp, [.writeOnly, .create, .truncate]) }
                 try out.closeAfter {
@@ -254,12 +254,12 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// The metadata of a blob; throws ``BlobStoreError/notFound(store:identifier:)``.
     public func head(_ identifier: String) async throws -> BlobMetadata {
         try BlobIdentifier.validate(identifier)
-        if configuration.inlineCachedReads, let blob = core.openIfCached(identifier, readLength: 4096) {
+        if configuration.inlineCachedReads, let blob = core.cachedReads.open(identifier, readLength: 4096) {
             try? blob.descriptor.close()
             return blob.header.metadata
         }
-        return try await core.read { [core] in
-            let blob = try core.openLatest(identifier, readLength: 4096)
+        return try await core.reads.read { [core] in
+            let blob = try core.reads.openLatest(identifier, readLength: 4096)
             try? blob.descriptor.close()
             return blob.header.metadata
         }
@@ -299,7 +299,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// Count and total content size (the first call scans the store; later ones are O(1); a store
     /// opened read-only counts afresh every time, as another process changes it).
     public func statistics() async throws -> StoreStatistics {
-        core.readOnly ? try await core.countedStatistics() : try await core.statistics()
+        try await core.statistics()
     }
 
     /// One page of blobs' metadata; see ``ListQuery``.
@@ -319,7 +319,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     }
 
     /// Checks every blob against its checksum and reports damaged and foreign files.
-    public func verify() async throws -> VerificationReport { try await core.scanned { try await core.verify() } }
+    public func verify() async throws -> VerificationReport { try await core.verify() }
 
     /// ``verify()``, and with `repair` also moves every corrupt and orphaned file or folder found into
     /// the store's `quarantine/` folder (listed in the report's `quarantined`), so that afterwards the

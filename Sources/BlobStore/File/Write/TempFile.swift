@@ -108,27 +108,3 @@ struct TempFile: Sendable {
         }
     }
 }
-
-/// How many anonymous temp files a store holds open, with a limit: every put waiting for its commit
-/// holds one descriptor, and callers may start any number of puts at once. Past the limit, puts write
-/// named files instead (closed while they wait). Lock-free; shared by all of a store's writers.
-final class AnonymousTempBudget: Sendable {
-    /// The most open at once.
-    let limit: Int
-    private let open = Atomic<Int>(0)
-
-    init(limit: Int) { self.limit = limit }
-
-    /// How many are open now.
-    var count: Int { open.load(ordering: .relaxed) }
-
-    /// Takes one if any is left.
-    func reserve() -> Bool {
-        if open.wrappingAdd(1, ordering: .relaxed).newValue <= limit { return true }
-        open.wrappingSubtract(1, ordering: .relaxed)
-        return false
-    }
-
-    /// Gives one back.
-    func release() { open.wrappingSubtract(1, ordering: .relaxed) }
-}

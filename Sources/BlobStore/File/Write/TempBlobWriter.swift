@@ -41,10 +41,10 @@ final class TempBlobWriter: @unchecked Sendable {
         self.options = options
         self.durable = durable
         self.maximumSize = maximumSize
-        tempPath = core.tempPath + "/" + StoreCore.uniqueName("put-")
+        tempPath = core.paths.temp + "/" + StorePaths.uniqueName("put-")
         if options.condition != .none {
-            let existing = try core.queue.sync { try core.existingBlob(at: core.locate(identifier).path) }
-            try core.check(options.condition, against: existing, identifier: identifier)
+            let existing = try core.queue.sync { try BlobReader.existing(at: core.index.location(of: identifier).path) }
+            try options.condition.check(against: existing, store: core.name, identifier: identifier)
         }
     }
 
@@ -214,20 +214,12 @@ final class TempBlobWriter: @unchecked Sendable {
         }
     }
 
-    /// Creates the temp file: anonymous for a relaxed put where the store can (see ``TempFile``), named otherwise.
+    /// Creates the temp file: anonymous for a relaxed put where the store can (``AnonymousTempFiles``), named otherwise.
     private func openFile() throws {
         let path = tempPath
-        if !durable, core.anonymousTempFilesWork(), core.anonymousTemps.reserve() {
-            do throws(Errno) {
-                file = try TempFile.anonymous(in: core.tempPath, path: path, budget: core.anonymousTemps)
-                return
-            } catch where error.rawValue == EOPNOTSUPP || error.rawValue == EISDIR {
-                core.anonymousTemps.release()
-                core.refuseAnonymousTempFiles()  // named files from now on
-            } catch {
-                core.anonymousTemps.release()
-                throw BlobStoreError.io(operation: "create temp file", path: TempFile.location(path: path, anonymous: true), errno: error)
-            }
+        if !durable, let anonymous = try core.anonymousTempFiles.create(path: path) {
+            file = anonymous
+            return
         }
         file = try io("create temp file", path) { try TempFile.named(at: path) }
     }

@@ -1,96 +1,55 @@
 internal import BlobSystem
 import Foundation
 
-/// What ``PersistentDataStore/verify()`` found.
-public struct VerificationReport: Hashable, Sendable, Codable {
-    /// One problem, with the file it concerns.
-    public struct Finding: Hashable, Sendable, Codable {
-        /// The file.
-        public var path: String
-        /// The blob's identifier, when the file says.
-        public var identifier: String?
-        /// What is wrong.
-        public var reason: String
-    }
+/// Verify: checks every entry of the store folder against the layout (STORAGE.md, "Integrity") and
+/// every blob's content against its header, one part at a time (the store and `b/` folders, then
+/// each bucket), so a part can be checked again and repaired on its own (``Repair``).
+///
+/// Owned by the store's engine; immutable. Its checks read the index, so they run on the store queue.
+struct Verifier: Sendable {
+    let paths: StorePaths
+    let index: BucketIndex
 
-    /// Blobs whose content matched their checksum.
-    public var healthy: Int
-    /// Blob files whose header or content is damaged.
-    public var corrupt: [Finding]
-    /// Files and folders that are not blobs of this store, or sit in the wrong bucket.
-    public var orphaned: [Finding]
-    /// With a repair (``PersistentDataStore/verify(repair:)``), where each corrupt and orphaned
-    /// entry was moved; `nil` for a plain check.
-    public var quarantined: [QuarantinedEntry]?
-
-    /// Whether nothing is wrong.
-    public var isClean: Bool { corrupt.isEmpty && orphaned.isEmpty }
-
-    /// A report of a check, without a repair.
-    public init(healthy: Int, corrupt: [Finding], orphaned: [Finding], quarantined: [QuarantinedEntry]? = nil) {
-        self.healthy = healthy
-        self.corrupt = corrupt
-        self.orphaned = orphaned
-        self.quarantined = quarantined
-    }
-}
-
-/// An entry that a repair moved out of the store's layout into its `quarantine/` folder.
-public struct QuarantinedEntry: Hashable, Sendable, Codable {
-    /// Where it was.
-    public var from: String
-    /// Where it is now.
-    public var to: String
-
-    /// An entry moved from `from` to `to`.
-    public init(from: String, to: String) {
-        self.from = from
-        self.to = to
-    }
-}
-
-extension StoreCore {
     /// Reads every blob and checks it; one bucket per read item so commits are not held up for long.
-    func verify() async throws -> VerificationReport {
+    func verify(reads: ReadPath) async throws -> VerificationReport {
         var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [])
-        report.orphaned = try await read { () throws -> [VerificationReport.Finding] in try self.strayEntries() }
-        var index = 0
+        report.orphaned = try await reads.read { () throws -> [VerificationReport.Finding] in try self.strayEntries() }
+        var position = 0
         while true {
-            let position = index
-            let part = try await read { () throws -> VerificationReport? in
-                let buckets = self.confined.map.buckets
-                guard position < buckets.count else { return nil }
-                return try self.verifyBucket(at: position)
+            let bucket = position
+            let part = try await reads.read { () throws -> VerificationReport? in
+                guard bucket < self.index.map.buckets.count else { return nil }
+                return try self.verifyBucket(at: bucket)
             }
             guard let part else { break }
             report.healthy += part.healthy
             report.corrupt += part.corrupt
             report.orphaned += part.orphaned
-            index += 1
+            position += 1
         }
         return report
     }
 
-    /// The entries of the store folder and of `b/` that are not part of the layout (STORAGE.md):
-    /// anything in the store folder but `.lock`, `manifest`, `b`, `tmp`, `trash` and `quarantine`, and anything in
-    /// `b/` but the folders of the manifest's buckets. Call on `queue`.
+    /// The entries of the store folder and of `b/` that are not part of the layout: anything in the
+    /// store folder but `.lock`, `manifest`, `b`, `tmp`, `trash` and `quarantine`, and anything in
+    /// `b/` but the folders of the manifest's buckets. On the queue.
     func strayEntries() throws -> [VerificationReport.Finding] {
         var found: [VerificationReport.Finding] = []
         let layout: [String: DirectoryEntry.Kind] = [".lock": .regular, "manifest": .regular, "b": .directory, "tmp": .directory, "trash": .directory, "quarantine": .directory]
-        let top = try io("list folder", storePath) { try DirectoryStream.entries(of: storePath) }
+        let top = try io("list folder", paths.store) { try DirectoryStream.entries(of: paths.store) }
         for var entry in top.sorted(by: { $0.name < $1.name }) {
-            entry.kind = StoreCore.kind(of: storePath + "/" + entry.name, listed: entry.kind)
+            entry.kind = Verifier.kind(of: paths.store + "/" + entry.name, listed: entry.kind)
             guard layout[entry.name] != entry.kind else { continue }
             let what = layout[entry.name] == nil ? "is not part of the store's layout" : "has the name of a store file but not its type"
-            found.append(.init(path: storePath + "/" + entry.name, identifier: nil, reason: "\(StoreCore.kindName(entry.kind)) \(what)"))
+            found.append(.init(path: paths.store + "/" + entry.name, identifier: nil, reason: "\(Verifier.kindName(entry.kind)) \(what)"))
         }
-        let known = Set(confined.map.buckets.map { String($0.number) })
-        let buckets = try io("list folder", bucketsPath) { try DirectoryStream.entries(of: bucketsPath) }
+        let known = Set(index.map.buckets.map { String($0.number) })
+        let buckets = try io("list folder", paths.buckets) { try DirectoryStream.entries(of: paths.buckets) }
         for var entry in buckets.sorted(by: { $0.name < $1.name }) {
-            entry.kind = StoreCore.kind(of: bucketsPath + "/" + entry.name, listed: entry.kind)
+            entry.kind = Verifier.kind(of: paths.buckets + "/" + entry.name, listed: entry.kind)
             guard entry.kind != .directory || !known.contains(entry.name) else { continue }
-            let reason = entry.kind == .directory ? "folder is not a bucket in the manifest" : "\(StoreCore.kindName(entry.kind)) in b/, where only bucket folders belong"
-            found.append(.init(path: bucketsPath + "/" + entry.name, identifier: nil, reason: reason))
+            let reason = entry.kind == .directory ? "folder is not a bucket in the manifest" : "\(Verifier.kindName(entry.kind)) in b/, where only bucket folders belong"
+            found.append(.init(path: paths.buckets + "/" + entry.name, identifier: nil, reason: reason))
         }
         return found
     }
@@ -114,10 +73,11 @@ extension StoreCore {
         }
     }
 
-    /// Checks the bucket at `index` of the map. Call on `queue`.
-    func verifyBucket(at index: Int) throws -> VerificationReport {
+    /// Checks the bucket at `position` of the map. On the queue.
+    func verifyBucket(at position: Int) throws -> VerificationReport {
         var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [])
-        let folder = bucketPath(confined.map.buckets[index].number)
+        let map = index.map
+        let folder = paths.bucket(map.buckets[position].number)
         let names = try io("list folder", folder) { try DirectoryStream.entries(of: folder) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -127,12 +87,12 @@ extension StoreCore {
                 report.orphaned.append(.init(path: path, identifier: nil, reason: "not a blob file name"))
                 continue
             }
-            if StoreCore.kind(of: path, listed: entry.kind) != .regular {
-                report.orphaned.append(.init(path: path, identifier: nil, reason: "\(StoreCore.kindName(entry.kind)), not a blob file"))
+            if Verifier.kind(of: path, listed: entry.kind) != .regular {
+                report.orphaned.append(.init(path: path, identifier: nil, reason: "\(Verifier.kindName(entry.kind)), not a blob file"))
                 continue
             }
             let existing: ExistingBlob
-            do { existing = try existingBlob(at: path, anyName: true) } catch {
+            do { existing = try BlobReader.existing(at: path, anyName: true) } catch {
                 report.corrupt.append(.init(path: path, identifier: nil, reason: "unreadable: \(error)"))
                 continue
             }
@@ -144,11 +104,11 @@ extension StoreCore {
                 report.orphaned.append(.init(path: path, identifier: header.identifier, reason: "file name does not match the identifier in its header"))
                 continue
             }
-            if !confined.map.contains(Array(header.identifier.utf8), inBucketAt: index) {
+            if !map.contains(Array(header.identifier.utf8), inBucketAt: position) {
                 report.orphaned.append(.init(path: path, identifier: header.identifier, reason: "blob is in the wrong bucket"))
                 continue
             }
-            if let problem = checkContent(path: path, header: header, buffer: buffer) {
+            if let problem = Verifier.checkContent(path: path, header: header, buffer: buffer) {
                 report.corrupt.append(.init(path: path, identifier: header.identifier, reason: problem))
             } else {
                 report.healthy += 1
@@ -158,7 +118,7 @@ extension StoreCore {
     }
 
     /// Hashes the content and compares size and checksum with the header; the problem, or `nil`.
-    private func checkContent(path: String, header: BlobHeader, buffer: UnsafeMutableRawBufferPointer) -> String? {
+    private static func checkContent(path: String, header: BlobHeader, buffer: UnsafeMutableRawBufferPointer) -> String? {
         do {
             let fd = try FileDescriptor.open(path, [.readOnly, .noFollow])
             return try fd.closeAfter { () throws -> String? in

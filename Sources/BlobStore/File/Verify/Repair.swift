@@ -1,37 +1,51 @@
 internal import BlobSystem
+import Dispatch
 import Foundation
 
-extension StoreCore {
-    /// ``verify()`` that also moves every corrupt and orphaned entry into `quarantine/`.
-    ///
-    /// Each part is checked in a read first; a part with findings is checked again and repaired in
-    /// a barrier (no read or commit meanwhile), so what is moved is what is wrong at that moment —
-    /// a put that replaced a damaged file between the two is not moved away.
-    func repair() async throws -> VerificationReport {
-        try refuseIfReadOnly("repair")
+/// Repair: ``Verifier``'s check that also moves every corrupt and orphaned entry into `quarantine/`
+/// (STORAGE.md, "Integrity").
+///
+/// Each part is checked in a read first; a part with findings is checked again and repaired in a
+/// barrier on the store queue (no read or commit meanwhile), so what is moved is what is wrong at
+/// that moment — a put that replaced a damaged file between the two is not moved away. Owned by a
+/// writing engine; immutable.
+struct Repair: Sendable {
+    let paths: StorePaths
+    let queue: DispatchQueue
+    let index: BucketIndex
+    let verifier: Verifier
+    let reads: ReadPath
+    /// Both describe files a repair may move away: dropped, to be learnt again.
+    let listingCache: ListingCache
+    let totals: StoreTotals
+
+    /// Verifies and repairs the whole store.
+    func run() async throws -> VerificationReport {
         var report = VerificationReport(healthy: 0, corrupt: [], orphaned: [], quarantined: [])
-        let strays = try await read { () throws -> [VerificationReport.Finding] in try self.strayEntries() }
+        let strays = try await reads.read { () throws -> [VerificationReport.Finding] in try self.verifier.strayEntries() }
         if !strays.isEmpty {
             let (found, moved) = try await barrier { () throws -> ([VerificationReport.Finding], [QuarantinedEntry]) in
-                let found = try self.strayEntries()
+                let found = try self.verifier.strayEntries()
                 return (found, try self.quarantine(found.map(\.path)))
             }
             report.orphaned += found
             report.quarantined? += moved
         }
-        var index = 0
+        var position = 0
         while true {
-            let position = index
-            let checked = try await read { () throws -> VerificationReport? in
-                guard position < self.confined.map.buckets.count else { return nil }
-                return try self.verifyBucket(at: position)
+            let bucket = position
+            let checked = try await reads.read { () throws -> VerificationReport? in
+                guard bucket < self.index.map.buckets.count else { return nil }
+                return try self.verifier.verifyBucket(at: bucket)
             }
             guard var part = checked else { break }
             if !part.isClean {
                 part = try await barrier { () throws -> VerificationReport in
-                    var part = try self.verifyBucket(at: position)
+                    var part = try self.verifier.verifyBucket(at: bucket)
                     part.quarantined = try self.quarantine((part.corrupt + part.orphaned).map(\.path))
-                    self.forgetCounts(ofBucketAt: position)
+                    self.index.forgetCount(ofBucketAt: bucket)
+                    self.listingCache.forget()
+                    self.totals.forget()
                     return part
                 }
             }
@@ -39,64 +53,55 @@ extension StoreCore {
             report.corrupt += part.corrupt
             report.orphaned += part.orphaned
             report.quarantined? += part.quarantined ?? []
-            index += 1
+            position += 1
         }
         return report
     }
 
-    /// Runs `body` on `queue` alone (no read or commit meanwhile).
+    /// Runs `body` on the queue alone (no read or commit meanwhile).
     private func barrier<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async(flags: .barrier) { continuation.resume(with: Result { try body() }) }
         }
     }
 
-    /// The bucket's cached count, the totals and the listing cache described the files just moved
-    /// away: dropped, to be learnt again from the folders. Inside a barrier.
-    private func forgetCounts(ofBucketAt index: Int) {
-        let number = confined.map.buckets[index].number
-        confined.counts[number] = nil
-        confined.bucketChanged(number)
-        listingCache.withLock { $0 = nil }
-        statistics.withLock { $0 = nil }
-    }
-
     /// Moves each of `paths` (inside the store folder) into `quarantine/`, under a name that keeps its
     /// path relative to the store folder (escaped) after a time stamp and a counter, then syncs the
-    /// folders touched. Inside a barrier.
-    private func quarantine(_ paths: [String]) throws -> [QuarantinedEntry] {
-        guard !paths.isEmpty else { return [] }
-        let folder = storePath + "/quarantine"
-        var paths = paths
+    /// folders touched. In a barrier.
+    private func quarantine(_ moving: [String]) throws -> [QuarantinedEntry] {
+        guard !moving.isEmpty else { return [] }
+        dispatchPrecondition(condition: .onQueueAsBarrier(queue))
+        let folder = paths.quarantine
+        var moving = moving
         // Something other than a folder (a file, a link, which could lead out of the store) under the
         // name `quarantine` is itself a finding: set aside first, then moved in like the others.
         var aside: String?
-        if try io("check folder", folder, { try StoreCore.exists(folder) }),
+        if try io("check folder", folder, { try Repair.exists(folder) }),
             try io("check folder", folder, { try FileSystem.linkStatus(folder) }).kind != .directory
         {
-            let name = storePath + "/" + StoreCore.uniqueName(".quarantine-")
+            let name = paths.store + "/" + StorePaths.uniqueName(".quarantine-")
             try io("move aside", folder) { try FileSystem.rename(folder, to: name) }
-            paths = paths.map { $0 == folder ? name : $0 }
+            moving = moving.map { $0 == folder ? name : $0 }
             aside = name
         }
         if try io("create folder", folder, { try FileSystem.makeDirectory(folder) }) {
-            try io("sync folder", storePath) { try FileSystem.syncDirectory(storePath) }
+            try io("sync folder", paths.store) { try FileSystem.syncDirectory(paths.store) }
         }
-        let stamp = StoreCore.quarantineStamp()
+        let stamp = Repair.stamp()
         var moved: [QuarantinedEntry] = []
         var sources: Set<String> = []
         var counter = 0
-        for path in paths {
+        for path in moving {
             let original = path == aside ? folder : path
-            let relative = original.hasPrefix(storePath + "/") ? String(original.dropFirst(storePath.count + 1)) : original
+            let relative = original.hasPrefix(paths.store + "/") ? String(original.dropFirst(paths.store.count + 1)) : original
             var target: String
             repeat {
                 counter += 1
-                target = folder + "/" + stamp + "-\(counter)-" + StoreCore.escapedForQuarantine(relative)
-            } while try io("check quarantine name", target, { try StoreCore.exists(target) })
+                target = folder + "/" + stamp + "-\(counter)-" + Repair.escaped(relative)
+            } while try io("check quarantine name", target, { try Repair.exists(target) })
             try io("move to quarantine", path) { try FileSystem.rename(path, to: target) }
             moved.append(QuarantinedEntry(from: original, to: target))
-            sources.insert(StoreCore.parent(of: path))
+            sources.insert(StorePaths.parent(of: path))
         }
         for touched in sources.sorted() + [folder] {
             try io("sync folder", touched) { try FileSystem.syncDirectory(touched) }
@@ -113,7 +118,7 @@ extension StoreCore {
     }
 
     /// The time of a repair in quarantine names, UTC to the second: `20260102T030405Z`.
-    private static func quarantineStamp() -> String {
+    private static func stamp() -> String {
         var time = time_t(Date().timeIntervalSince1970)
         var parts = tm()
         gmtime_r(&time, &parts)
@@ -123,7 +128,7 @@ extension StoreCore {
 
     /// `relative` as one file name: bytes other than letters, digits, `.`, `_` and `-` as `%XX`
     /// (so `/` is `%2F`), cut to 200 bytes so that the name stays within the 255-byte limit.
-    static func escapedForQuarantine(_ relative: String) -> String {
+    static func escaped(_ relative: String) -> String {
         var result = ""
         for byte in relative.utf8 {
             switch byte {

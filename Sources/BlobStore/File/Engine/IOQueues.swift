@@ -3,13 +3,11 @@ import Dispatch
 /// The concurrent queues on which a store writes temp files and streams content outside its barrier,
 /// one per quality of service; async calls take the one that matches the calling task's priority.
 ///
-/// Why several: a hop to a queue and back costs thread wake-ups, which here cost more than a 4 KiB
-/// write. Measured with `.medium` tasks (the usual caller): with the queue at `.userInitiated`, its worker
-/// parked as soon as it had resumed the task and every hop woke it again (`strace -f`: 4.4 `futex` calls
-/// per put); at `.default` the worker picks up the task's next hop before it parks (2 per put) and an
-/// async 4 KiB put ran about 1.6× as fast. Tasks of other priorities get the queue of their own
-/// quality of service on the same reasoning; the evidence there is weaker (docs/BENCHMARKS.md, "Queues
-/// and task priorities").
+/// Why several: a hop to a queue and back costs thread wake-ups, which here cost more than a small
+/// write. For `.medium` tasks (the usual caller), a queue at `.userInitiated` parked its worker as
+/// soon as it had resumed the task, so every hop woke it again; at `.default` the worker picks up the
+/// task's next hop before it parks. Tasks of other priorities get the queue of their own quality of
+/// service on the same reasoning (docs/BENCHMARKS.md, "Queues and task priorities", has the figures).
 struct IOQueues: Sendable {
     /// For tasks of `.high` (`.userInitiated`) priority or above.
     let userInitiated: DispatchQueue

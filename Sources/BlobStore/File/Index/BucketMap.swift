@@ -1,8 +1,8 @@
 /// The store's buckets: folders that each hold the blobs of one identifier range.
 ///
 /// Identifier order is preserved across buckets, so a listing walks buckets in order and
-/// sorts one bucket at a time; a bucket that grows past its capacity is split in two (see
-/// ``cutIndex(count:median:)``), so no folder grows without bound however the identifiers are distributed.
+/// sorts one bucket at a time; a bucket that grows past its capacity is split in two (where:
+/// ``BucketCut``), so no folder grows without bound however the identifiers are distributed.
 /// The map lives in the store's `manifest` file (small: one line per bucket) and in memory.
 struct BucketMap: Equatable, Sendable {
     /// One bucket: its folder number and the smallest identifier it may hold.
@@ -57,27 +57,6 @@ struct BucketMap: Equatable, Sendable {
         nextNumber += 1
         pendingSplit = PendingSplit(newBucket: bucket.number, fromBucket: buckets[index].number)
         return bucket
-    }
-
-    /// Where to cut a full bucket whose sorted identifiers number `count` (at least 2): the index of
-    /// the first identifier that moves to the new bucket, somewhere in the middle half, chosen by a
-    /// hash of the `median` identifier (deterministic, but different for every split). Not used when
-    /// the put that overfilled the bucket brought its largest identifier: the store then cuts just
-    /// below that one (ascending identifiers; see `StoreCore.split`).
-    ///
-    /// Why not the median: evenly spread identifiers (UUIDs, hashes) fill every bucket at the same
-    /// pace, so buckets cut in equal halves all reach capacity again at about the same time, and so do
-    /// their halves, generation after generation. A store of a million blobs then goes through
-    /// "split waves": stretches of tens of thousands of puts during which nearly every bucket splits,
-    /// each moving thousands of files (up to 6–9 renames per put, averaged over 20,000 puts, in a
-    /// simulation of the store's growth; `.ci/split-waves`), between long stretches of none. Halves of
-    /// different sizes take different times to fill, which spreads the splits out; the moves per put
-    /// averaged over the store's growth stay about the same (0.7–0.8).
-    static func cutIndex(count: Int, median: [UInt8]) -> Int {
-        precondition(count >= 2)
-        let hash = median.withUnsafeBytes { XXH64.hash($0, seed: 0x5B1D_C0DE) }
-        let index = count / 4 + Int(hash % UInt64(max(count / 2, 1)))
-        return min(max(index, 1), count - 1)
     }
 
     // MARK: - Manifest text
