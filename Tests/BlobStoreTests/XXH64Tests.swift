@@ -3,7 +3,9 @@ import Testing
 import BlobStore
 
 /// Reference values produced with Python's `xxhash` package (4.1.0):
-/// `xxhash.xxh64(data, seed=...).intdigest()`.
+/// `xxhash.xxh64(data, seed=...).intdigest()`; those around stripe boundaries (65–129) and the
+/// large ones (64 KiB, 1 MiB, 1 MiB + 7) with the reference C library (`XXH64()` of libxxhash 0.8.1),
+/// which agrees with Python on every length listed.
 @Suite("XXH64")
 struct XXH64Tests {
     /// Deterministic pattern: byte i = (i * 31 + 7) & 0xff.
@@ -37,9 +39,19 @@ struct XXH64Tests {
         (33, 0x62C9_FD21_ED85_7664),
         (63, 0x5C32_0A0D_2707_057F),
         (64, 0x7BBA_BBC4_5729_D17E),
+        (65, 0xF398_0C34_BAE6_5DC1),
+        (95, 0x90F6_CB6D_1DB4_1380),
+        (96, 0x1A4B_2073_8505_1B55),
+        (97, 0xB801_6EEF_F392_BE5D),
         (100, 0xEFA0_AD2D_3E70_C151),
+        (127, 0x4822_F4E6_7F60_EA91),
+        (128, 0x725A_5B9B_3BED_FE94),
+        (129, 0x28FC_8362_6436_27D7),
         (1000, 0x9959_4F48_2804_3D35),
+        (65536, 0xCE06_6073_92C5_113F),
         (100_000, 0x3AC9_CBC5_A9B7_F843),
+        (1 << 20, 0x292C_C494_F5A2_E5EC),
+        ((1 << 20) + 7, 0xD9DF_B22D_5513_15E1),
     ]
 
     @Test("pattern reference vectors (one-shot, streaming, Data)", arguments: patternVectors)
@@ -151,6 +163,28 @@ struct XXH64Tests {
         }
         #expect(fed == 1000)
         #expect(incremental.finalize() == 0x9959_4F48_2804_3D35)
+    }
+
+    @Test("1 MiB + 7 at every alignment, one-shot and streamed in pieces that start unaligned")
+    func largeUnaligned() {
+        let bytes = Self.pattern((1 << 20) + 7)
+        let expected: UInt64 = 0xD9DF_B22D_5513_15E1
+        for shift in 1..<16 {
+            let padded = [UInt8](repeating: 0x55, count: shift) + bytes
+            padded.withUnsafeBytes { raw in
+                let input = UnsafeRawBufferPointer(rebasing: raw[shift...])
+                #expect(XXH64.hash(input) == expected, "shift \(shift)")
+                // Pieces of 64 KiB + shift: every piece after the first starts at a different misalignment.
+                var hasher = XXH64()
+                var offset = 0
+                while offset < input.count {
+                    let end = min(offset + 65536 + shift, input.count)
+                    hasher.update(UnsafeRawBufferPointer(rebasing: input[offset..<end]))
+                    offset = end
+                }
+                #expect(hasher.finalize() == expected, "streamed, shift \(shift)")
+            }
+        }
     }
 
     @Test("unaligned input start gives the same result")
