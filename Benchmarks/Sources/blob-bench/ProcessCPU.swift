@@ -1,4 +1,3 @@
-import BlobSystem
 import Glibc
 
 /// CPU time used by server processes, to report CPU per request beside throughput.
@@ -19,7 +18,7 @@ enum ProcessCPU {
 
     /// Sum over the threads of `pid`.
     private static func threads(of pid: pid_t) -> UInt64 {
-        guard let tasks = try? DirectoryStream.entries(of: "/proc/\(pid)/task") else { return 0 }
+        guard let tasks = try? Files.entries(of: "/proc/\(pid)/task") else { return 0 }
         var total: UInt64 = 0
         for task in tasks {
             if let text = read("/proc/\(pid)/task/\(task.name)/schedstat"),
@@ -39,7 +38,7 @@ enum ProcessCPU {
 
     /// How many sockets `pid` has open (entries of `/proc/PID/fd` that link to `socket:[…]`).
     static func openSockets(_ pid: pid_t) -> Int {
-        guard let entries = try? DirectoryStream.entries(of: "/proc/\(pid)/fd") else { return 0 }
+        guard let entries = try? Files.entries(of: "/proc/\(pid)/fd") else { return 0 }
         var count = 0
         var target = [CChar](repeating: 0, count: 64)
         for entry in entries {

@@ -1,4 +1,3 @@
-import BlobSystem
 import Foundation
 import Glibc
 
@@ -16,13 +15,13 @@ extension BenchDaemon: BenchServer {
     var processIDs: [pid_t] { [pid] }
 }
 
-/// Which peer servers this machine has, looked up once per process. `.ci/bench-peers install`
+/// Which peer servers this machine has, looked up once per process. `Benchmarks/scripts/peers install`
 /// installs them; when one is missing, the scenarios say why in one line and measure blobd alone.
 enum Peers {
     /// The nginx binary, and whether it has the WebDAV module (needed for PUT), or why there is none.
     static let nginx: Result<(path: String, dav: Bool), BenchFailure> = {
         guard let path = ChildProcess.find("nginx") else {
-            return .failure(BenchFailure("nginx not found: run .ci/bench-peers install"))
+            return .failure(BenchFailure("nginx not found: run Benchmarks/scripts/peers install"))
         }
         // `nginx -V` prints its build options on stderr.
         let log = "/tmp/blob-bench-nginx-V-\(getpid())"
@@ -30,7 +29,7 @@ enum Peers {
         guard (try? ChildProcess.output([path, "-V"], stderrPath: log)) != nil,
             let options = try? String(contentsOfFile: log, encoding: .utf8)
         else {
-            return .failure(BenchFailure("\(path) -V failed: run .ci/bench-peers check"))
+            return .failure(BenchFailure("\(path) -V failed: run Benchmarks/scripts/peers check"))
         }
         return .success((path, options.contains("--with-http_dav_module")))
     }()
@@ -38,14 +37,14 @@ enum Peers {
     /// nginx if it can serve PUT (WebDAV module), else why not.
     static var nginxWithPut: Result<String, BenchFailure> {
         nginx.flatMap { found in
-            found.dav ? .success(found.path) : .failure(BenchFailure("\(found.path) has no WebDAV module (PUT): run .ci/bench-peers install"))
+            found.dav ? .success(found.path) : .failure(BenchFailure("\(found.path) has no WebDAV module (PUT): run Benchmarks/scripts/peers install"))
         }
     }
 
     /// `redis-server` and `redis-benchmark`, or why not.
     static let redis: Result<(server: String, benchmark: String), BenchFailure> = {
         guard let server = ChildProcess.find("redis-server"), let benchmark = ChildProcess.find("redis-benchmark") else {
-            return .failure(BenchFailure("redis-server/redis-benchmark not found: run .ci/bench-peers install"))
+            return .failure(BenchFailure("redis-server/redis-benchmark not found: run Benchmarks/scripts/peers install"))
         }
         return .success((server, benchmark))
     }()
@@ -70,8 +69,8 @@ final class NginxServer: BenchServer, @unchecked Sendable {
     init(binary: String, prefix: String, directory: String, socketPath: String) throws {
         self.socketPath = socketPath
         self.prefix = prefix
-        try FileSystem.makeDirectories(prefix)
-        try FileSystem.makeDirectories(directory)
+        try Files.makeDirectories(prefix)
+        try Files.makeDirectories(directory)
         // The request-body temp folder is next to the served one (same filesystem), so a PUT's temp
         // file is renamed into place as blobd's are, not copied.
         let configuration = """
@@ -143,7 +142,7 @@ final class RedisServer: @unchecked Sendable {
         self.socketPath = socketPath
         self.folder = folder
         benchmarkBinary = benchmark
-        try FileSystem.makeDirectories(folder)
+        try Files.makeDirectories(folder)
         let log = folder + "/redis.log"
         pid = try ChildProcess.spawn(
             [

@@ -1,4 +1,3 @@
-import BlobSystem
 import Glibc
 
 /// Frees the space a run used without deleting its files until the very end of the whole run.
@@ -11,7 +10,7 @@ import Glibc
 enum Cleanup {
     /// Truncates every regular file under `path` to zero bytes; folders and names stay.
     static func release(_ path: String) {
-        guard let entries = try? DirectoryStream.entries(of: path) else { return }
+        guard let entries = try? Files.entries(of: path) else { return }
         for entry in entries {
             let child = path + "/" + entry.name
             switch entry.kind {
@@ -24,6 +23,6 @@ enum Cleanup {
 
     /// Deletes the tree at `path` (the end of a run).
     static func removeAll(_ path: String) throws {
-        try FileSystem.removeTree(path)
+        try Files.removeTree(path)
     }
 }

@@ -1,4 +1,3 @@
-import BlobSystem
 /// Order statistics over a handful of repetitions.
 ///
 /// Medians, not means: on this shared machine single repetitions are sometimes slowed by 1.5× or

@@ -1,5 +1,4 @@
 import BlobStore
-import BlobSystem
 import Foundation
 import Glibc
 import Synchronization
@@ -299,7 +298,7 @@ struct ScaleScenario: Scenario {
             let layout = try StoreLayout(storeFolder: subject.root + "/" + subject.name)
             let paths = (0..<operations).map { _ in layout.path(of: subject.randomExisting()) }
             // Every blob file of the scenario has the same size: header (same fields, same lengths) + 1 KiB.
-            guard let size = try? FileSystem.status(paths[0]).size else { throw BenchFailure("no blob file at \(paths[0])") }
+            guard let size = try? Files.size(paths[0]) else { throw BenchFailure("no blob file at \(paths[0])") }
             return try await reads.count(name, operations: operations) {
                 try await Workers.run(2) { reader in
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size), alignment: 4096)
@@ -554,7 +553,7 @@ struct ScaleScenario: Scenario {
             var pages = 0
             repeat {
                 var target = "/v1/stores/\(subject.name)/blobs?limit=\(Self.pageSize)"
-                if let cursor { target += "&cursor=" + Self.percentEncoded(cursor) }
+                if let cursor { target += "&cursor=" + PercentEncoding.encode(cursor) }
                 let (head, body) = try client.exchange(.get, target)
                 guard head.status == 200 else {
                     throw BenchFailure("listing \(subject.name) through the daemon: status \(head.status): \(String(decoding: body, as: UTF8.self))")
@@ -619,21 +618,6 @@ struct ScaleScenario: Scenario {
         }
     }
 
-    /// `text` with every byte outside the URI's unreserved set percent-encoded.
-    static func percentEncoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
-            }
-        }
-        return result
-    }
-
     // MARK: - Cleanup
 
     /// Truncates every file under `root` to zero bytes from 4 threads, one folder at a time each, and
@@ -645,7 +629,7 @@ struct ScaleScenario: Scenario {
         var pending = [root]
         while let folder = pending.popLast() {
             folders.append(folder)
-            for entry in (try? DirectoryStream.entries(of: folder)) ?? [] where entry.kind == .directory {
+            for entry in (try? Files.entries(of: folder)) ?? [] where entry.kind == .directory {
                 pending.append(folder + "/" + entry.name)
             }
         }
@@ -655,7 +639,7 @@ struct ScaleScenario: Scenario {
             var count = 0
             for index in stride(from: thread, to: shared.count, by: threads) {
                 let folder = shared[index]
-                for entry in (try? DirectoryStream.entries(of: folder)) ?? [] where entry.kind == .regular {
+                for entry in (try? Files.entries(of: folder)) ?? [] where entry.kind == .regular {
                     if truncate(folder + "/" + entry.name, 0) == 0 { count += 1 }
                 }
             }

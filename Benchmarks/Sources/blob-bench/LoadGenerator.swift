@@ -1,4 +1,3 @@
-import BlobSystem
 import Foundation
 import Glibc
 import Synchronization
@@ -74,7 +73,7 @@ final class LoadGenerator: @unchecked Sendable {
         self.mode = mode
         var opened: [Int32] = []
         do {
-            for _ in 0..<connections { opened.append(try UnixSocket.connect(path: socketPath).rawValue) }
+            for _ in 0..<connections { opened.append(try Socket.connect(path: socketPath).fd) }
         } catch {
             for fd in opened { Glibc.close(fd) }
             throw Failure(description: "cannot connect to \(socketPath): \(error)")
@@ -195,11 +194,11 @@ private final class ConnectionDriver {
     /// Runs this thread's share to the end.
     func drive() throws -> LoadGenerator.ThreadOutcome {
         let epoll: Epoll? = blocking ? nil : try Epoll()
-        defer { if let epoll { try? epoll.descriptor.close() } }
+        defer { epoll?.close() }
         if let epoll {
             // Level-triggered and registered once: no epoll_ctl per request.
             for slot in states.indices {
-                try epoll.add(FileDescriptor(rawValue: states[slot].fd), events: [.readable], token: UInt64(slot))
+                try epoll.add(states[slot].fd, events: [.readable], token: UInt64(slot))
             }
         }
         var events = [Epoll.Event](repeating: Epoll.Event(), count: max(states.count, 1))
@@ -225,7 +224,7 @@ private final class ConnectionDriver {
                 }
                 idleSince = 0
                 for index in 0..<ready {
-                    let slot = Int(events[index].data)
+                    let slot = Int(events[index].token)
                     if try receive(slot), next < range.upperBound {
                         try send(slot, request: next)
                         next += 1

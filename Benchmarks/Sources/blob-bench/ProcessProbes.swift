@@ -1,4 +1,3 @@
-import BlobSystem
 import Foundation
 import Glibc
 import Synchronization
@@ -161,7 +160,7 @@ enum ChildRun {
         var pipeEnds: [Int32] = [0, 0]
         // pipe2 is not in Swift's Glibc module; close-on-exec is set right after (children are spawned
         // one at a time, so no other spawn can inherit these in between).
-        guard pipe(&pipeEnds) == 0 else { throw BenchFailure("pipe: \(Errno.current)") }
+        guard pipe(&pipeEnds) == 0 else { throw BenchFailure("\(SystemError.current("pipe"))") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)

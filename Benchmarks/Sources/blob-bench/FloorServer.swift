@@ -1,4 +1,3 @@
-import BlobSystem
 import Glibc
 
 /// `blob-bench __floor-http FOLDER SOCKET`: the least work an HTTP server can do to answer the
@@ -39,7 +38,7 @@ enum FloorServer {
 
     private static func serve(folder: String, socketPath: String) throws {
         signal(SIGPIPE, SIG_IGN)
-        let listener = try UnixSocket.listen(path: socketPath)
+        let listener = try Socket.listen(path: socketPath)
         let table = UnsafeMutablePointer<FloorConnection>.allocate(capacity: maximumDescriptor)
         table.initialize(repeating: FloorConnection(), count: maximumDescriptor)
         let loops = try (0..<loopCount).map { _ in try Epoll() }
@@ -50,16 +49,16 @@ enum FloorServer {
         }
         var next = 0
         while true {
-            guard let socket = try UnixSocket.accept(listener, nonBlocking: true) else { continue }
-            guard Int(socket.rawValue) < maximumDescriptor else {
-                try? socket.close()
+            guard let socket = try listener.accept(nonBlocking: true) else { continue }
+            guard Int(socket.fd) < maximumDescriptor else {
+                socket.close()
                 continue
             }
             // As blobd does before a large body (EventLoop.largeBodySendBuffer): fewer sendfile rounds per MiB.
             try? socket.setSendBufferSize(1 << 20)
             // The table slot is written before the loop can see the descriptor (epoll_ctl is the hand-off).
-            table[Int(socket.rawValue)].reset()
-            try loops[next].add(socket, events: [.readable, .writable, .peerClosed, .edgeTriggered], token: UInt64(socket.rawValue))
+            table[Int(socket.fd)].reset()
+            try loops[next].add(socket.fd, events: [.readable, .writable, .peerClosed, .edgeTriggered], token: UInt64(socket.fd))
             next = (next + 1) % loops.count
         }
     }
@@ -128,7 +127,7 @@ private struct FloorLoop {
         while true {
             guard let count = try? epoll.wait(into: &events, timeoutMilliseconds: -1) else { continue }
             for index in 0..<count {
-                let fd = Int32(truncatingIfNeeded: events[index].data)
+                let fd = Int32(truncatingIfNeeded: events[index].token)
                 // A writable edge alone (the client took a response) brings no bytes to read.
                 if !Epoll.Events(rawValue: events[index].events).isDisjoint(with: input) { table[Int(fd)].drained = false }
                 if !drive(fd, &table[Int(fd)], path: path) {

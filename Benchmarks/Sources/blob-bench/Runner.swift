@@ -1,4 +1,3 @@
-import BlobSystem
 import Foundation
 import Glibc
 
@@ -41,7 +40,7 @@ enum Runner {
         var createRate = 0.0
         let started = ContinuousClock.now
         do {
-            try FileSystem.makeDirectories(runRoot)
+            try Files.makeDirectories(runRoot)
             InodeSpreading.mark(runRoot)
             createRate = CreateProbe.createsPerSecond(in: runRoot)
             if createRate < CreateProbe.slowThreshold {
@@ -51,7 +50,7 @@ enum Runner {
             }
             for scenario in scenarios {
                 let root = runRoot + "/" + scenario.name
-                try FileSystem.makeDirectories(root)
+                try Files.makeDirectories(root)
                 InodeSpreading.mark(root)
                 let context = ScenarioContext(quick: options.quick, repetitions: options.repetitions, root: root)
                 Console.progress("== \(scenario.name)")

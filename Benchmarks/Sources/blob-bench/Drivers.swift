@@ -1,5 +1,4 @@
 import BlobStore
-import BlobSystem
 import Foundation
 import Glibc
 

@@ -1,5 +1,4 @@
 import BlobStore
-import BlobSystem
 import Glibc
 
 /// `overwrite-relaxed`: put over identifiers that already exist, whose old versions are on disk.
@@ -50,7 +49,7 @@ struct OverwriteScenario: Scenario {
     static func waitUntilEmpty(_ folder: String) async {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            guard let entries = try? DirectoryStream.entries(of: folder), !entries.isEmpty else { return }
+            guard let entries = try? Files.entries(of: folder), !entries.isEmpty else { return }
             try? await Task.sleep(for: .milliseconds(5))
         }
     }

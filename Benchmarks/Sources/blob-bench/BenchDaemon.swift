@@ -1,14 +1,24 @@
-import BlobSystem
 import Foundation
 import Glibc
 
-/// A daemon under measurement: this very executable re-run as `blob-bench __blobd ARGS` (see
-/// `main.swift`), which runs the same `Daemon.run` as `blobd`, in its own process so that its CPU,
-/// threads and memory are its own and it shares the 2 cores with the load generator exactly as a
-/// separate `blobd` would.
+/// A daemon under measurement: the product's `blobd` binary (see ``blobdPath``) as a child process,
+/// so that its CPU, threads and memory are its own and it shares the cores with the load generator
+/// as it would in use.
 final class BenchDaemon: @unchecked Sendable {
-    /// The hidden first argument that turns `blob-bench` into the daemon.
-    static let childCommand = "__blobd"
+    /// The `blobd` to run: `$BLOBD` if set, else the one SwiftPM builds next to blob-bench (the
+    /// Benchmarks package depends on the `blobd` product for that).
+    static let blobdPath: String = {
+        if let path = ProcessInfo.processInfo.environment["BLOBD"], !path.isEmpty { return path }
+        return (executablePath() as NSString).deletingLastPathComponent + "/blobd"
+    }()
+
+    /// Fails with the path and what to do when there is no `blobd` to run.
+    static func checkBlobd() throws {
+        guard access(blobdPath, X_OK) == 0 else {
+            throw BenchFailure(
+                "no blobd executable at \(blobdPath) (build the Benchmarks package, which builds blobd next to blob-bench, or set BLOBD)")
+        }
+    }
 
     /// The child's process id. Owned by the creating thread; read-only after `init`.
     let pid: pid_t
@@ -23,10 +33,11 @@ final class BenchDaemon: @unchecked Sendable {
         self.root = root
         self.socketPath = socketPath
         let socketFolder = (socketPath as NSString).deletingLastPathComponent
-        try FileSystem.makeDirectories(socketFolder)
+        try Files.makeDirectories(socketFolder)
         chmod(socketFolder, 0o700)
-        let executable = BenchDaemon.executablePath()
-        let argv = [executable, BenchDaemon.childCommand, "--root", root, "--socket", socketPath, "--log-level", "error"] + arguments
+        try BenchDaemon.checkBlobd()
+        let executable = BenchDaemon.blobdPath
+        let argv = [executable, "--root", root, "--socket", socketPath, "--log-level", "error"] + arguments
         var child: pid_t = 0
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }
@@ -35,8 +46,8 @@ final class BenchDaemon: @unchecked Sendable {
         pid = child
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            if let socket = try? UnixSocket.connect(path: socketPath) {
-                try? socket.close()
+            if let socket = try? Socket.connect(path: socketPath) {
+                socket.close()
                 return
             }
             var exitStatus: Int32 = 0
@@ -62,7 +73,7 @@ final class BenchDaemon: @unchecked Sendable {
         _ = waitpid(pid, nil, 0)
     }
 
-    /// This executable's path (`/proc/self/exe`).
+    /// This executable's path (`/proc/self/exe`): blob-bench re-runs itself for its helper children.
     static func executablePath() -> String {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
         let count = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }

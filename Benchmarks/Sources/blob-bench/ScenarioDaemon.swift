@@ -1,7 +1,7 @@
-import BlobSystem
+import CBenchShim
 import Foundation
 
-// The daemon scenarios: blobd (this executable as `__blobd`, 2 event loops) against nginx serving
+// The daemon scenarios: blobd (the product's binary, 2 event loops) against nginx serving
 // the same paths from plain files, driven by the same load generator over the same kind of socket,
 // interleaved run by run; Redis (with its own redis-benchmark) as an extra reference for small
 // values. Each timed run is a fixed number of requests. See docs/BENCHMARKS.md, "Daemon scenarios".
@@ -303,17 +303,17 @@ enum DurableCeiling {
         let content = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
         content.initializeMemory(as: UInt8.self, repeating: 0x5A)
         defer { content.deallocate() }
-        let directory = try FileDescriptor.open(folder, [.readOnly, .directory])
-        defer { try? directory.close() }
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw SystemError.current("open", folder) }
+        defer { close(directory) }
         sync()
         var seconds: [Double] = []
         for round in 0..<rounds {
             for index in 0..<files {
-                let file = try FileDescriptor.open("\(folder)/\(round)-\(index)", [.writeOnly, .create, .exclusive])
-                try file.closeAfter { () throws(Errno) in try file.writeAll(UnsafeRawBufferPointer(content)) }
+                try Files.write(UnsafeRawBufferPointer(content), to: "\(folder)/\(round)-\(index)", exclusive: true)
             }
             let start = ContinuousClock.now
-            try directory.syncFileSystem()
+            guard cbench_syncfs(directory) == 0 else { throw SystemError.current("syncfs", folder) }
             let elapsed = ContinuousClock.now - start
             seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         }

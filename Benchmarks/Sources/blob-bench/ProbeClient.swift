@@ -1,6 +1,4 @@
-import BlobSystem
 import Glibc
-import HTTP1
 
 /// A blocking HTTP/1.1 client connection to the daemon's Unix socket, for the `scale` and `memory`
 /// scenarios: one request at a time, responses framed by `Content-Length`.
@@ -15,7 +13,11 @@ final class ProbeClient {
         var status: Int
         /// `Content-Length` (0 when the response has no body).
         var contentLength: Int64
-        var headers: HTTPHeaders
+    }
+
+    /// The methods the scenarios send.
+    enum Method: String {
+        case get = "GET", put = "PUT", delete = "DELETE"
     }
 
     /// A failed exchange: the daemon closed early, answered something unexpected, or a call failed.
@@ -25,17 +27,16 @@ final class ProbeClient {
         init(_ description: String) { self.description = description }
     }
 
-    let socket: FileDescriptor
+    let socket: Socket
     /// Received bytes not consumed yet are `buffer[start..<end]`.
     private let buffer: UnsafeMutableRawBufferPointer
     private var start = 0
     private var end = 0
-    private var parser = HTTPResponseParser()
     private var closed = false
 
     /// Connects to `path`. `bufferBytes` bounds how much one receive takes (a response head must fit).
     init(path: String, bufferBytes: Int = 64 * 1024) throws {
-        do { socket = try UnixSocket.connect(path: path) } catch { throw Failure("connect \(path): \(error)") }
+        do { socket = try Socket.connect(path: path) } catch { throw Failure("connect \(path): \(error)") }
         buffer = .allocate(byteCount: max(bufferBytes, 4096), alignment: 4096)
     }
 
@@ -48,7 +49,7 @@ final class ProbeClient {
     func close() {
         guard !closed else { return }
         closed = true
-        try? socket.close()
+        socket.close()
     }
 
     // MARK: Sending
@@ -76,29 +77,27 @@ final class ProbeClient {
 
     // MARK: Receiving
 
-    /// Reads the next final response head (skipping `100 Continue`), answering a request made with `method`.
-    func readHead(method: HTTPMethod = .get) throws -> Head {
+    /// Reads the next final response head (skipping `100 Continue`). Responses to HEAD are not
+    /// supported (their `Content-Length` announces no body).
+    func readHead() throws -> Head {
+        var searched = start
         while true {
-            if start < end {
-                switch parser.parse(UnsafeRawBufferPointer(rebasing: buffer[start..<end]), requestMethod: method) {
-                case .complete(let response, let consumed):
-                    parser.reset()
-                    start += consumed
-                    if response.isInterim { continue }
-                    let length: Int64
-                    switch response.framing {
-                    case .none: length = 0
-                    case .contentLength(let count): length = count
-                    case .chunked, .untilClose: throw Failure("unexpected response framing \(response.framing)")
-                    }
-                    return Head(status: response.status.code, contentLength: length, headers: response.headers)
-                case .failed(let error):
-                    throw Failure("malformed response: \(error)")
-                case .needMore:
-                    break
+            let base = UnsafePointer(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            let headEnd = ResponseScanner.headEnd(base + start, from: max(0, searched - start - 3), to: end - start)
+            if headEnd >= 0 {
+                let head: ResponseScanner.Head
+                do { head = try ResponseScanner.parse(base + start, length: headEnd) } catch {
+                    throw Failure("malformed response head: \(error)")
                 }
+                start += headEnd
+                searched = start
+                if head.status < 200 { continue }
+                return Head(status: head.status, contentLength: Int64(head.contentLength))
             }
+            searched = end
+            let moved = start
             try fill()
+            searched -= moved - start
         }
     }
 
@@ -125,9 +124,9 @@ final class ProbeClient {
     }
 
     /// One request without a body and its whole response (body in memory).
-    func exchange(_ method: HTTPMethod, _ target: String) throws -> (head: Head, body: [UInt8]) {
-        try sendHead(method.token, target)
-        let head = try readHead(method: method)
+    func exchange(_ method: Method, _ target: String) throws -> (head: Head, body: [UInt8]) {
+        try sendHead(method.rawValue, target)
+        let head = try readHead()
         return (head, try readBodyBytes(head.contentLength))
     }
 

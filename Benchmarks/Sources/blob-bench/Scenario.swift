@@ -1,4 +1,3 @@
-import BlobSystem
 import Glibc
 
 /// A named benchmark: it prepares its data, measures its variants side by side, and returns one
@@ -103,7 +102,7 @@ struct ScenarioContext: Sendable {
     /// Creates (if needed) and returns the folder `root/name`.
     func folder(_ name: String) throws -> String {
         let path = root + "/" + name
-        try FileSystem.makeDirectories(path)
+        try Files.makeDirectories(path)
         return path
     }
 
@@ -123,7 +122,7 @@ struct ScenarioContext: Sendable {
                 // A random part in the name: ext4 picks the group of a +T folder's child from a hash of its
                 // name, so fixed names would land on the groups the previous run just emptied.
                 let directory = caseFolder + "/r\(repetition)v\(index)-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-                try FileSystem.makeDirectories(directory)
+                try Files.makeDirectories(directory)
                 let elapsed = try await variant.run(directory)
                 Cleanup.release(directory)
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18

@@ -1,4 +1,3 @@
-import BlobSystem
 import Foundation
 import Glibc
 
@@ -146,7 +145,7 @@ struct MemoryScenario: Scenario {
     private static func put(_ client: ProbeClient, _ target: String, _ length: some BinaryInteger, sendBody: () throws -> Void) throws {
         try client.sendHead("PUT", target, bodyLength: Int64(length), fields: [("Content-Type", "application/octet-stream")])
         try sendBody()
-        let head = try client.readHead(method: .put)
+        let head = try client.readHead()
         let body = try client.readBodyBytes(head.contentLength)
         guard head.status == 201 || head.status == 200 else {
             throw BenchFailure("PUT \(target): status \(head.status): \(String(decoding: body, as: UTF8.self))")

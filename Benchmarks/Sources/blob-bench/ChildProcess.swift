@@ -1,4 +1,3 @@
-import BlobSystem
 import Foundation
 import Glibc
 import Synchronization
@@ -113,8 +112,8 @@ enum ChildProcess {
     static func waitUntilAccepting(_ socketPath: String, pid: pid_t, what: String, log: String?, timeout: Duration = .seconds(20)) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let socket = try? UnixSocket.connect(path: socketPath) {
-                try? socket.close()
+            if let socket = try? Socket.connect(path: socketPath) {
+                socket.close()
                 return
             }
             var status: Int32 = 0

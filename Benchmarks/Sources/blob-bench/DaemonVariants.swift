@@ -1,4 +1,3 @@
-import BlobSystem
 import Foundation
 import Glibc
 
@@ -46,7 +45,7 @@ final class SocketHome: Sendable {
 
     /// Removes the folder (servers remove their sockets; anything left goes too).
     func remove() {
-        try? FileSystem.removeTree(path)
+        try? Files.removeTree(path)
         ChildReaper.keep(under: path)
     }
 }
@@ -184,10 +183,9 @@ enum DaemonVariants {
 
     /// Writes every blob of `workload` as a plain file in `folder`: what nginx serves for the same paths.
     static func writePlainFiles(_ workload: Workload, in folder: String) throws {
-        try FileSystem.makeDirectories(folder)
+        try Files.makeDirectories(folder)
         for identifier in workload.identifiers {
-            let fd = try FileDescriptor.open(folder + "/" + identifier, [.writeOnly, .create, .truncate])
-            try fd.closeAfter { () throws(Errno) in try fd.writeAll(workload.content) }
+            try Files.write(workload.content, to: folder + "/" + identifier)
         }
     }
 

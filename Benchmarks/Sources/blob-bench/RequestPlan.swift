@@ -1,5 +1,4 @@
 import Glibc
-import HTTP1
 
 /// Every request of one load-generator run, serialised to bytes before the clock starts.
 ///
@@ -72,7 +71,7 @@ final class RequestPlan: @unchecked Sendable {
 
     /// The request path of `identifier`, percent-encoded as docs/PROTOCOL.md asks.
     static func path(_ identifier: String) -> String {
-        pathPrefix + PercentEncoding.encode(Array(identifier.utf8), keepingSlash: true)
+        pathPrefix + PercentEncoding.encode(identifier, keepingSlash: true)
     }
 
     /// A random token for identifiers that no earlier run used (PUTs must never overwrite here:
