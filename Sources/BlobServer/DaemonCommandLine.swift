@@ -2,8 +2,8 @@ import BlobStore
 import BlobSystem
 import Foundation
 
-/// `blobd`'s command line, parsed by hand (no package dependencies). Public so that other
-/// executables (the benchmark runs a daemon as a child of itself) start exactly the same daemon.
+/// `blobd`'s command line, parsed by hand (no package dependencies). Public so that another
+/// executable can start exactly the same daemon as `blobd`.
 ///
 /// Every setting flag has an environment variable (``environmentVariables``); a flag wins over its
 /// variable, and an empty variable counts as unset (systemd's `Environment=BLOBD_ROOT=` clears one).

@@ -8,7 +8,8 @@ enum JSONWriter {
     /// Appends `text` as a JSON string literal.
     ///
     /// Works on the UTF-8 bytes and copies runs that need no escape in one go: every PUT response and
-    /// every change event goes through here (a `String` per scalar cost ~9 µs per PUT).
+    /// every change event goes through here, and a `String` per scalar was a large share of a PUT's
+    /// work (`Benchmarks/scripts/instructions put` counts it).
     static func appendString(_ text: String, into out: inout [UInt8]) {
         out.append(0x22)
         var text = text
@@ -57,7 +58,7 @@ enum JSONWriter {
     static func appendMetadata(_ metadata: BlobMetadata, into out: inout [UInt8]) {
         // Every PUT answers with one and a listing page holds up to a thousand: constant pieces are
         // copied as they are and numbers and dates formatted on the stack (as Strings, with every key
-        // escaped, it cost 12,700 more of a PUT's 100,000 instructions).
+        // escaped, it was a visible share of a PUT's instructions: `Benchmarks/scripts/instructions put`).
         out.reserveCapacity(out.count + 256 + metadata.identifier.utf8.count)
         appendRaw(#"{"identifier":"#, into: &out)
         appendString(metadata.identifier, into: &out)

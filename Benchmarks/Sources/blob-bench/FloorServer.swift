@@ -4,8 +4,7 @@ import Glibc
 /// daemon-get requests, run as a third server beside blobd and nginx to measure the machine's ceiling
 /// for any server in that scenario.
 ///
-/// It is the design `shared/SWIFT-ON-LINUX.md` describes as the fastest measured here, cut to the
-/// bone: a blocking acceptor dealing connections to 2 edge-triggered epoll loops, per-descriptor state
+/// The design is the leanest event-loop server this machine's notes describe, cut to the bone: a blocking acceptor dealing connections to 2 edge-triggered epoll loops, per-descriptor state
 /// in a preallocated table, no allocation per request, no HTTP parsing beyond finding the blank line
 /// and the path, the file opened by a path built in a reused buffer, one `pread`, and head and body in
 /// one `send` (`sendfile` for what does not fit 64 KiB). It checks nothing and serves only GET of the

@@ -7,9 +7,9 @@ import Glibc
 /// Why: this disk is ext4 without a journal, and ext4 then skips inodes deleted in the last
 /// 60–300 s when allocating, scanning past each one (`find_inode_bit` → `recently_deleted` in kernel
 /// profiles). Folders normally inherit their parent's block group, and /tmp's group is full of such
-/// inodes from every test run on the machine: creating files under /tmp measured 1.5k/s there against
-/// 55k/s in a folder whose parent has `+T`. Without this, every variant paid the same large
-/// per-create penalty, which hid the differences the benchmark is about. With `+T`, ext4's Orlov
+/// inodes from every test run on the machine, so creating files there is many times slower than in a
+/// folder whose parent has `+T` (docs/BENCHMARKS.md, "The machine"). Without this, every variant paid
+/// the same large per-create penalty, which hid the differences the benchmark is about. With `+T`, ext4's Orlov
 /// allocator spreads each new subfolder to a group with spare inodes.
 ///
 /// Best effort: without `chattr` (or on another filesystem) nothing happens and figures are noisier.
@@ -37,7 +37,7 @@ enum InodeSpreading {
 /// A quick check of how fast this filesystem creates files right now, reported with the results.
 ///
 /// Files created in the minutes after a mass delete (a previous run's cleanup, another project's test
-/// suite) can cost 20–40× more than usual on this disk (see ``InodeSpreading``). That penalty is the
+/// suite) can cost many times more than usual on this disk (see ``InodeSpreading``). That penalty is the
 /// same for every variant, so it pulls all create-heavy ratios toward 1; the probe makes it visible.
 enum CreateProbe {
     /// Creates `count` empty files in a fresh subfolder of `parent` (left for the run's cleanup) and
@@ -57,6 +57,7 @@ enum CreateProbe {
         return Double(count) / max(seconds, 1e-9)
     }
 
-    /// Below this, the probe warns (normal here: 25–55k/s).
+    /// Below this, the probe warns: well under what a quiet run of this machine reaches (the probe's
+    /// figure is printed under every table).
     static let slowThreshold = 15_000.0
 }

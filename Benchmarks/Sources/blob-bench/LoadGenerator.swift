@@ -13,8 +13,8 @@ import Synchronization
 ///   `Content-Length` are looked at (``ResponseScanner``); bodies are read into one reused buffer;
 /// - by default one thread drives all connections through a level-triggered epoll: each
 ///   connection is registered once and a request costs one `send` and usually one `recv`, plus a
-///   share of an `epoll_wait` that often returns several responses at once (the measured
-///   alternatives are in ``Mode``);
+///   share of an `epoll_wait` that often returns several responses at once (the alternatives are
+///   in ``Mode``);
 /// - each request is timed with `clock_gettime(CLOCK_MONOTONIC)` into a preallocated array.
 ///
 /// A run ends after a fixed number of requests (the plan's). Responses that are not 2xx, or GET
@@ -29,8 +29,9 @@ final class LoadGenerator: @unchecked Sendable {
         /// One thread per connection, blocking in `send` and `recv`.
         case blocking
 
-        /// The mode used unless `BLOB_BENCH_LOADGEN` says otherwise: one epoll thread measured the least
-        /// CPU per request (docs/BENCHMARKS.md has the comparison).
+        /// The mode used unless `BLOB_BENCH_LOADGEN` says otherwise: one epoll thread takes the least
+        /// CPU per request, which leaves the most to the server (the bench prints the generator's CPU
+        /// per request under each daemon table; set the variable to compare).
         static var configured: Mode {
             switch ProcessInfo.processInfo.environment["BLOB_BENCH_LOADGEN"] {
             case "blocking": return .blocking

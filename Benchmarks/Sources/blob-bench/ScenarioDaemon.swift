@@ -20,8 +20,8 @@ extension ScenarioContext {
     /// rather than back to the one the previous run just emptied. The folder itself is deliberately
     /// *not* marked: below a `+T` folder, fixed names such as the store's `bench` or nginx's `www`
     /// would again hash to the same group every run. Unmarked, they stay in this folder's group.
-    /// (Measured: with the store root marked, blobd's temp-file creates spent 40–55% of its CPU in
-    /// ext4's `recently_deleted` scan and the mixed scenario ran 2–3× slower.)
+    /// (With the store root marked, blobd's temp-file creates spent much of its CPU in ext4's
+    /// `recently_deleted` scan, and the mixed scenario slowed down accordingly.)
     func spreadFolder(_ name: String) throws -> String {
         try folder(name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36))
     }

@@ -1,7 +1,7 @@
 /// Order statistics over a handful of repetitions.
 ///
-/// Medians, not means: on this shared machine single repetitions are sometimes slowed by 1.5× or
-/// more by other tenants, and one such outlier should not move the reported figure.
+/// Medians, not means: on a shared machine single repetitions are sometimes slowed a lot by other
+/// tenants, and one such outlier should not move the reported figure.
 enum Stats {
     /// The median of `values` (the mean of the middle two for an even count); 0 for none.
     static func median(_ values: [Double]) -> Double {
