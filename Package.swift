@@ -18,6 +18,9 @@ import PackageDescription
 //
 //   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
 //   BlobCLI (BlobStore + BlobClient + BlobProtocol; commands, help, output, backends) → blob
+//
+// The benchmarks are a package of their own (Benchmarks/, docs/BENCHMARKS.md) that uses this one
+// through its products only, as any user would.
 let package = Package(
     name: "BlobStore",
     products: [
@@ -54,8 +57,6 @@ let package = Package(
         .target(name: "BlobFuzzTargets", dependencies: ["BlobStore", "HTTP1"]),
         .executableTarget(name: "blob-fuzz", dependencies: ["BlobFuzzTargets"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["BlobFuzzTargets"], resources: [.copy("Corpus")]),
-
-        .executableTarget(name: "blob-bench", dependencies: ["BlobStore", "BlobSystem", "BlobServer", "HTTP1"]),
 
         .executableTarget(name: "article-example", dependencies: ["BlobStore"], path: "Examples/ArticleExample"),
         .executableTarget(name: "records-example", dependencies: ["BlobStore"], path: "Examples/RecordsExample"),

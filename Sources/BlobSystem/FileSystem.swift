@@ -85,8 +85,8 @@ package enum FileSystem {
     }
 
     private static func linkThroughProc(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
-        // The link's path built on the stack: every relaxed put makes one, and a String costs
-        // 2,000 instructions more.
+        // The link's path built on the stack: every relaxed put makes one, and building a String
+        // adds to each put's instructions (`Benchmarks/scripts/instructions put`).
         try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { (source) throws(Errno) in
             let prefix: StaticString = "/proc/self/fd/"
             let base = source.baseAddress!

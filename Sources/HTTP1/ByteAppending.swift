@@ -58,7 +58,7 @@ extension [UInt8] {
         _ first: UnsafeBufferPointer<UInt8>, _ separator: StaticString, _ second: UnsafeBufferPointer<UInt8>
     ) {
         let total = first.count &+ separator.utf8CodeUnitCount &+ second.count &+ 2
-        // A constant capacity: with a computed one the buffer came from malloc (measured: one per line).
+        // A constant capacity: with a computed one the temporary buffer comes from malloc, once per line.
         guard total <= 256 else {
             append(contentsOf: first)
             append(contentsOf: UnsafeBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount))
@@ -123,7 +123,8 @@ extension [UInt8] {
 }
 
 /// Whether every byte may stand in a field value, eight at a time: a response writes half a dozen
-/// values per request, and a test per byte was a third of writing a header line.
+/// values per request, and a test per byte was a large part of writing a header line
+/// (`Benchmarks/scripts/instructions get` counts a GET's instructions).
 @inline(__always)
 private func allFieldValueBytes(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let base = value.baseAddress else { return true }

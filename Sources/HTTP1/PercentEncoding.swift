@@ -58,7 +58,7 @@ package enum PercentEncoding {
         guard let base = encoded.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let count = encoded.count
         // Runs of plain bytes are appended whole: a path is mostly plain, and appending byte by byte
-        // was 1% of the daemon's CPU per GET.
+        // showed in the daemon's per-GET profile (`Benchmarks/scripts/instructions get`).
         var runStart = 0
         var index = 0
         while index < count {

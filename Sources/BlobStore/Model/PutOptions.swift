@@ -59,8 +59,8 @@ public enum UserMetadataRules {
     public static func violation(contentType: String?, userMetadata: [String: String]) -> String? {
         if let type = contentType {
             let bytes = type.utf8
-            // Checked in place (every put checks its type, some twice): iterating the UTF-8 view cost
-            // 20 instructions a byte.
+            // Checked in place (every put checks its type, some twice): iterating the UTF-8 view costs
+            // many instructions a byte (`Benchmarks/scripts/instructions put` counts a put's).
             let printable = { (byte: UInt8) in byte >= 0x20 && byte < 0x7F }
             let allPrintable = bytes.withContiguousStorageIfAvailable { $0.allSatisfy(printable) } ?? bytes.allSatisfy(printable)
             if bytes.isEmpty || bytes.count > maximumContentTypeLength || !allPrintable {

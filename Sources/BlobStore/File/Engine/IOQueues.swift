@@ -7,7 +7,7 @@ import Dispatch
 /// write. For `.medium` tasks (the usual caller), a queue at `.userInitiated` parked its worker as
 /// soon as it had resumed the task, so every hop woke it again; at `.default` the worker picks up the
 /// task's next hop before it parks. Tasks of other priorities get the queue of their own quality of
-/// service on the same reasoning (docs/BENCHMARKS.md, "Queues and task priorities", has the figures).
+/// service on the same reasoning (the `put-relaxed` scenario of docs/BENCHMARKS.md measures it; the run that chose this is in commit 623bf89's BENCHMARKS.md).
 struct IOQueues: Sendable {
     /// For tasks of `.high` (`.userInitiated`) priority or above.
     let userInitiated: DispatchQueue
