@@ -7,7 +7,10 @@ seconds apart on the same file system), with the lowest and highest. A ratio abo
 path makes the workload faster. Overwrite and remove cases also give the ratio until `trash/` is
 empty again ("settled"); split cases the slowest window of 2,000 puts and the buckets at the end.
 
-usage: report.py RESULTS.jsonl
+With a second file (an earlier run of the same cases), each cell also shows that run's median
+ratio in parentheses, as a check that a figure repeats.
+
+usage: report.py RESULTS.jsonl [EARLIER.jsonl]
 """
 import json
 import statistics
@@ -21,10 +24,11 @@ PATHS = {
     "no-rightmost-split": "rightmost split",
     "no-hashed-cut": "hashed cut (vs median)",
     "no-inline-cached-reads": "inline cached reads",
+    "all-again": "(control: all on, run twice)",
 }
 
 
-def main(path):
+def load(path):
     header, runs, wall = {}, [], None
     for line in open(path):
         line = line.strip()
@@ -37,6 +41,35 @@ def main(path):
             wall = record["wall_seconds"]
         else:
             header = record
+    return header, runs, wall
+
+
+def median_ratios(runs, key="seconds", window=False):
+    """(case, fs, variant) -> the median of the per-round ratios all/variant."""
+    by = {(r["case"], r["fs"], r["variant"], r["round"]): r for r in runs}
+    ratios = {}
+    for (case, fs, variant, n), r in by.items():
+        base = by.get((case, fs, "all", n))
+        if variant == "all" or not base:
+            continue
+        if window:
+            ratio = base["worstWindowOpsPerSecond"] / r["worstWindowOpsPerSecond"]
+        else:
+            ratio = r[key] / base[key]
+        ratios.setdefault((case, fs, variant), []).append(ratio)
+    return {k: statistics.median(v) for k, v in ratios.items()}
+
+
+def main(path, earlier_path=None):
+    header, runs, wall = load(path)
+    earlier = {}
+    if earlier_path:
+        _, earlier_runs, _ = load(earlier_path)
+        earlier = {
+            "seconds": median_ratios(earlier_runs),
+            "settledSeconds": median_ratios(earlier_runs, key="settledSeconds"),
+            "window": median_ratios([r for r in earlier_runs if r.get("worstWindowOpsPerSecond")], window=True),
+        }
     cases = list(dict.fromkeys(r["case"] for r in runs))
     systems = list(dict.fromkeys(r["fs"] for r in runs))
     by = {(r["case"], r["fs"], r["variant"], r["round"]): r for r in runs}
@@ -57,9 +90,11 @@ def main(path):
             with_ = [rate(a, key) for a, _ in pairs]
             without = [rate(b, key) for _, b in pairs]
         ratios = [w / o for w, o in zip(with_, without)]
-        return "%s / %s (**%.2f×** [%.2f–%.2f])" % (
+        text = "%s / %s (**%.2f×** [%.2f–%.2f])" % (
             fmt(statistics.median(with_)), fmt(statistics.median(without)),
             statistics.median(ratios), min(ratios), max(ratios))
+        previous = earlier.get("window" if window else key, {}).get((case, fs, variant))
+        return text + (" (%.2f×)" % previous if previous is not None else "")
 
     print("Run: %s, %s; base %s" % (header.get("date", "?"), header.get("machine", "?"), header.get("base", "?")[:10]))
     print("File systems: ext4-loop = %s; disk = %s" % (header.get("loop", "?"), header.get("disk", "?")))
@@ -84,7 +119,7 @@ def main(path):
                     if r["case"] == case and r.get("buckets"):
                         buckets.setdefault(r["variant"], set()).add(r["buckets"])
                 print("| | buckets at the end: %s | | |" % ", ".join(
-                    "%s %s" % (PATHS.get(v, "with"), "/".join(map(str, sorted(b)))) for v, b in buckets.items()))
+                    "%s %s" % ("with" if v == "all" else "without", "/".join(map(str, sorted(b)))) for v, b in buckets.items()))
 
 
 def fmt(value):
@@ -92,6 +127,6 @@ def fmt(value):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(*sys.argv[1:])
