@@ -43,6 +43,8 @@ public final class InMemoryBlobStore: BlobStoring {
         /// Live change subscribers by registration number.
         var subscribers: [UInt64: AsyncStream<BlobChange>.Continuation] = [:]
         var nextSubscriber: UInt64 = 0
+        /// Called with every change while it commits (``InMemoryBlobStore/observeChanges(_:)``).
+        var observers: [@Sendable (BlobChange) -> Void] = []
 
         /// Assigns the next sequence number to `kind` and delivers it to every subscriber.
         mutating func publish(_ kind: BlobChange.Kind, store: String, date: Date) {
@@ -51,6 +53,7 @@ public final class InMemoryBlobStore: BlobStoring {
             for continuation in subscribers.values {
                 continuation.yield(change)
             }
+            for observer in observers { observer(change) }
         }
     }
 
@@ -281,6 +284,13 @@ public final class InMemoryBlobStore: BlobStoring {
     }
 
     // MARK: - Changes
+
+    /// Calls `observer` with every change from now on, in commit order, while the change commits
+    /// (before its writer is answered): a server forwarding events gets read-your-writes ordering.
+    /// The observer must be quick and must not call back into the store.
+    package func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
 
     public func changes() -> AsyncStream<BlobChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: BlobChange.self, bufferingPolicy: .unbounded)
