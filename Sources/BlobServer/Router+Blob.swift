@@ -33,8 +33,8 @@ extension Router {
                 }
             }
         }
+        // The store's existence is told before the identifier's validity (a 404 for a missing store).
         try StoreName.validate(name)
-        try BlobIdentifier.validate(identifier)
         return .offload(.quick) { [self] in
             do {
                 let blob = try await existingStore(name).open(identifier)
