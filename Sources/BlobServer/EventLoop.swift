@@ -511,6 +511,14 @@ final class EventLoop: @unchecked Sendable {
             pools.pool(for: lane).run(work) { response in
                 self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
             }
+        case .offloadBlocking(let lane, let work):
+            if hasBody { c.keepAlive = false }
+            c.state = .waiting
+            let fd = c.socket.rawValue, serial = c.serial
+            pools.pool(for: lane).submit {
+                let response = work()
+                self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
+            }
         }
     }
 
@@ -605,27 +613,30 @@ final class EventLoop: @unchecked Sendable {
         feed.staged = []
         feed.jobRunning = true
         let fd = c.socket.rawValue
-        pools.quick.run({ () async -> UploadStep in
+        let report: @Sendable (UploadStep) -> Void = { step in
+            self.post { loop in loop.uploadStepped(feed, fd: fd, step: step) }
+        }
+        let pool = pools.quick
+        pool.submit {
             let upload: OpenedUpload
             if let opened {
                 upload = opened
             } else {
-                do { upload = try await start.begin() } catch { return .refused(error) }
+                do { upload = try start.begin() } catch { return report(.refused(error)) }
             }
             do {
                 if !bytes.isEmpty { try bytes.withUnsafeBytes { try upload.upload.append($0) } }
             } catch {
                 upload.claim?.end(committed: false)
-                return .failed(error)
+                return report(.failed(error))
             }
-            guard commit else { return .fed(upload) }
-            do {
-                return .finished(start.finish(.success(try await upload.upload.commit()), upload.claim))
-            } catch {
-                return .finished(start.finish(.failure(error), upload.claim))
+            guard commit else { return report(.fed(upload)) }
+            // A relaxed commit usually completes right here; a durable one on the store's commit
+            // thread, which must not be held up by the end of a claim (which may remove a folder).
+            upload.upload.commit { result in
+                guard let claim = upload.claim else { return report(.finished(start.finish(result, nil))) }
+                pool.submit { report(.finished(start.finish(result, claim))) }
             }
-        }) { step in
-            self.post { loop in loop.uploadStepped(feed, fd: fd, step: step) }
         }
     }
 

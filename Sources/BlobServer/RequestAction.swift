@@ -10,8 +10,12 @@ enum RequestAction {
     /// Switch the connection to a Server-Sent Events stream of changes (of `store`, or all),
     /// starting after `lastEventID` when the client is reconnecting.
     case events(store: String?, lastEventID: UInt64?)
-    /// Answer with what `work` returns, computed on a blocking-work thread of `lane`.
+    /// Answer with what `work` returns, computed in a task on the blocking-work threads of `lane`
+    /// (for the backend's async calls).
     case offload(WorkLane, @Sendable () async -> Response)
+    /// Answer with what `work` returns, computed on a blocking-work thread of `lane` (for the
+    /// backend's synchronous calls: no task to create and resume).
+    case offloadBlocking(WorkLane, @Sendable () -> Response)
 }
 
 /// Which pool of blocking-work threads runs an offloaded request. Scans (list, verify, totals) have
@@ -25,8 +29,8 @@ enum WorkLane: Sendable {
 
 /// How a put's upload starts and ends; run off the loop. (See ``EventLoop`` for the feeding.)
 struct UploadStart: Sendable {
-    /// Opens (creating) the store and the upload.
-    let begin: @Sendable () async throws -> OpenedUpload
+    /// Opens (creating) the store and the upload (blocking).
+    let begin: @Sendable () throws -> OpenedUpload
     /// The response to a commit's outcome; ends the store claim.
     let finish: @Sendable (Result<BlobMetadata, any Error>, NewStoreClaim?) -> Response
 }

@@ -26,7 +26,7 @@ extension Router {
                 blob.close()
                 throw error
             }
-            return .offload(.quick) {
+            return .offloadBlocking(.quick) {
                 do { return try Router.answer(request, from: blob, mayWait: true)! } catch {
                     blob.close()
                     return Router.errorResponse(error)
@@ -35,9 +35,9 @@ extension Router {
         }
         // The store's existence is told before the identifier's validity (a 404 for a missing store).
         try StoreName.validate(name)
-        return .offload(.quick) { [self] in
+        return .offloadBlocking(.quick) { [self] in
             do {
-                let blob = try await existingStore(name).open(identifier)
+                let blob = try existingStore(name).open(identifier)
                 do { return try Router.answer(request, from: blob, mayWait: true)! } catch {
                     blob.close()
                     throw error
@@ -212,7 +212,7 @@ extension Router {
             begin: {
                 let (store, claim) = try directory.storeForPut(name)
                 do {
-                    return OpenedUpload(upload: try await store.startUpload(identifier: identifier, options: finalOptions), claim: claim)
+                    return OpenedUpload(upload: try store.startUpload(identifier: identifier, options: finalOptions), claim: claim)
                 } catch {
                     claim?.end(committed: false)
                     throw error

@@ -163,10 +163,10 @@ final class GatedStore: ServedBackend {
 
     var name: String { inner.name }
     func openIfReady(_ identifier: String) -> (any ServedBlob)? { inner.openIfReady(identifier) }
-    func open(_ identifier: String) async throws -> any ServedBlob { try await inner.open(identifier) }
+    func open(_ identifier: String) throws -> any ServedBlob { try inner.open(identifier) }
 
-    func startUpload(identifier: String, options: PutOptions) async throws -> any BackendUpload {
-        GatedUpload(inner: try await inner.startUpload(identifier: identifier, options: options), gate: gate)
+    func startUpload(identifier: String, options: PutOptions) throws -> any BackendUpload {
+        GatedUpload(inner: try inner.startUpload(identifier: identifier, options: options), gate: gate)
     }
 
     func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
@@ -205,9 +205,9 @@ final class GatedUpload: BackendUpload, @unchecked Sendable {
 
     func append(_ bytes: UnsafeRawBufferPointer) throws { try inner.append(bytes) }
 
-    func commit() async throws -> BlobMetadata {
+    func commit(completion: @escaping @Sendable (Result<BlobMetadata, any Error>) -> Void) {
         gate?.commit()
-        return try await inner.commit()
+        inner.commit(completion: completion)
     }
 
     func cancel() { inner.cancel() }

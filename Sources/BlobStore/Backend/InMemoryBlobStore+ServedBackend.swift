@@ -5,15 +5,12 @@ import Foundation
 extension InMemoryBlobStore: ServedBackend {
     package func openIfReady(_ identifier: String) -> (any ServedBlob)? { nil }
 
-    package func open(_ identifier: String) async throws -> any ServedBlob {
-        // One stream reads one version: metadata and content cannot come from two puts.
-        let stream = try await stream(identifier, range: nil, chunkSize: Int.max)
-        var content = Data()
-        for try await chunk in stream { content.append(chunk) }
-        return InMemoryServedBlob(metadata: stream.metadata, content: content)
+    package func open(_ identifier: String) throws -> any ServedBlob {
+        let (metadata, content) = try version(identifier)
+        return InMemoryServedBlob(metadata: metadata, content: content)
     }
 
-    package func startUpload(identifier: String, options: PutOptions) async throws -> any BackendUpload {
+    package func startUpload(identifier: String, options: PutOptions) throws -> any BackendUpload {
         InMemoryUpload(store: self, identifier: try ContentInspection.prepare(store: name, identifier: identifier, options: options), options: options)
     }
 
@@ -62,11 +59,11 @@ final class InMemoryUpload: BackendUpload, @unchecked Sendable {
         content.append(contentsOf: bytes)
     }
 
-    func commit() async throws -> BlobMetadata {
+    func commit(completion: @escaping @Sendable (Result<BlobMetadata, any Error>) -> Void) {
         finished = true
         let data = content
         content = Data()
-        return try await store.put(data, identifier: identifier, options: options)
+        completion(Result { try store.commit(data, identifier: identifier, options: options) })
     }
 
     func cancel() {

@@ -12,11 +12,11 @@ extension PersistentDataStore: ServedBackend {
         return BlobReadHandle(blob)
     }
 
-    package func open(_ identifier: String) async throws -> any ServedBlob {
+    package func open(_ identifier: String) throws -> any ServedBlob {
         try openForReading(identifier)
     }
 
-    package func startUpload(identifier: String, options: PutOptions) async throws -> any BackendUpload {
+    package func startUpload(identifier: String, options: PutOptions) throws -> any BackendUpload {
         try beginUpload(identifier: identifier, options: options)
     }
 }
@@ -28,10 +28,5 @@ extension BlobReadHandle: ServedBlob {
     package var fileBody: BlobReadHandle? { self }
 }
 
-extension BlobUpload: BackendUpload {
-    package func commit() async throws -> BlobMetadata {
-        try await withCheckedThrowingContinuation { continuation in
-            commit { continuation.resume(with: $0) }
-        }
-    }
-}
+/// A relaxed commit completes on the calling thread when the committer is idle; a durable one on the store's commit thread.
+extension BlobUpload: BackendUpload {}

@@ -7,9 +7,11 @@ import Foundation
 /// ## Where each call runs
 /// Only ``openIfReady(_:)`` may be called on a server's event-loop thread: it never waits (on the
 /// disk, the network or a lock held across I/O) and answers `nil` when it cannot answer at once.
-/// Every other requirement is called on the server's own blocking-work threads (their task
-/// executor), never on an event loop and never on the Swift concurrency pool, so an implementation
-/// may block the calling thread on I/O, or await its own queues.
+/// Every other requirement is called on the server's own blocking-work threads (the async ones in
+/// tasks on their task executor), never on an event loop and never on the Swift concurrency pool,
+/// so an implementation may block the calling thread on I/O, or await its own queues. The calls on
+/// a request's path (open, upload) are synchronous or take a completion: a task per request would
+/// cost more thread hand-offs than the work.
 package protocol ServedBackend: AnyObject, Sendable {
     /// The store's name.
     var name: String { get }
@@ -21,11 +23,11 @@ package protocol ServedBackend: AnyObject, Sendable {
 
     /// The current version of `identifier`; throws ``BlobStoreError/notFound(store:identifier:)``.
     /// The version is pinned: later puts do not change what it reads. May block.
-    func open(_ identifier: String) async throws -> any ServedBlob
+    func open(_ identifier: String) throws -> any ServedBlob
 
     /// Starts a put whose content arrives in pieces: validation of identifier and options happens
     /// here, of the content as it arrives and at the commit. May block.
-    func startUpload(identifier: String, options: PutOptions) async throws -> any BackendUpload
+    func startUpload(identifier: String, options: PutOptions) throws -> any BackendUpload
 
     /// Removes a blob if `condition` holds; returns whether it existed.
     func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool
@@ -76,8 +78,10 @@ package protocol BackendUpload: AnyObject, Sendable {
     /// Appends content (may block). On error the upload is cancelled.
     func append(_ bytes: UnsafeRawBufferPointer) throws
 
-    /// Validates and stores the content, honouring the put's condition; returns the new version's metadata.
-    func commit() async throws -> BlobMetadata
+    /// Validates and stores the content, honouring the put's condition; `completion` gets the new
+    /// version's metadata or the error, on any thread (on the calling one before this returns, when
+    /// the commit needed no waiting). May block.
+    func commit(completion: @escaping @Sendable (Result<BlobMetadata, any Error>) -> Void)
 
     /// Drops the upload and whatever it holds (may block briefly: a temp file is removed).
     func cancel()

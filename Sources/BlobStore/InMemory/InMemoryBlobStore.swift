@@ -116,8 +116,9 @@ public final class InMemoryBlobStore: BlobStoring {
         return try commit(content, identifier: id, options: options)
     }
 
-    /// Validates complete content, then checks the condition and stores it in one step.
-    private func commit(_ data: Data, identifier id: String, options: PutOptions) throws -> BlobMetadata {
+    /// Validates complete content, then checks the condition and stores it in one step (also the
+    /// commit of a served upload, which runs on a server's blocking-work thread).
+    func commit(_ data: Data, identifier id: String, options: PutOptions) throws -> BlobMetadata {
         // Stored content always starts at index 0, so callers can index what `get` returns.
         let content = data.startIndex == 0 ? data : Data(data)
         let inspected = try ContentInspection.inspect(
@@ -189,6 +190,12 @@ public final class InMemoryBlobStore: BlobStoring {
             throw .notFound(store: name, identifier: identifier)
         }
         return entry
+    }
+
+    /// The current version's metadata and content, from one version (for a server's reads).
+    func version(_ identifier: String) throws(BlobStoreError) -> (metadata: BlobMetadata, content: Data) {
+        let entry = try entry(identifier)
+        return (entry.metadata, entry.content)
     }
 
     public func get(_ identifier: String) async throws -> Data {
