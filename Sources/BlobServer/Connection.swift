@@ -2,7 +2,10 @@ import BlobStore
 import BlobSystem
 import HTTP1
 
-/// One client connection's state. Owned by exactly one event loop and touched only on its thread.
+/// One client connection's state. Owned by exactly one event loop (the one it was dealt to by the
+/// acceptor, ``EventLoop/adopt(_:refused:peer:)``) and touched only on that loop's thread: store work
+/// for it runs elsewhere and reports back through the loop's inbox, naming the connection by
+/// descriptor and ``serial``.
 final class Connection {
     /// Where the connection is in its current request.
     enum State {
@@ -10,7 +13,7 @@ final class Connection {
         case head
         /// Reading a request body.
         case body
-        /// A response is being produced elsewhere (store queue, task) or being written.
+        /// A response is being produced elsewhere (a blocking-work thread) or being written.
         case waiting
         /// Sending change events (`/v1/events`) until the client or the daemon closes.
         case streaming
@@ -19,10 +22,10 @@ final class Connection {
         case lingering
     }
 
-    /// A request body being read: streamed into an upload, or discarded before an error response.
+    /// A request body being read: staged for the connection's ``upload``, or discarded before an error response.
     struct BodyReader {
-        var upload: BlobUpload?
-        var finish: (@Sendable (Result<BlobMetadata, any Error>) -> Response)?
+        /// Whether payload bytes go to ``Connection/upload`` (else they are discarded).
+        var feedsUpload = false
         /// The answer to send once a discarded body has been read.
         var discardResponse: Response?
         /// Bytes left when framed by `Content-Length`.
@@ -45,6 +48,8 @@ final class Connection {
     var parser: HTTPRequestParser
     var state = State.head
     var body: BodyReader?
+    /// The put whose body this connection is reading or whose commit it awaits.
+    var upload: UploadFeed?
     /// Response bytes being written, from `outOffset`.
     var out: [UInt8] = []
     var outOffset = 0
@@ -115,11 +120,13 @@ final class Connection {
         end = count
     }
 
-    /// Drops everything owned for the current request (a half-written upload, an open blob).
-    func releaseRequestResources() {
-        body?.upload?.cancel()
+    /// Drops the current request's body reader and open blob, and hands back its upload (which
+    /// the loop must abandon off the loop: cancelling removes a temp file).
+    func releaseRequestResources() -> UploadFeed? {
         body = nil
         file?.handle.close()
         file = nil
+        defer { upload = nil }
+        return upload
     }
 }

@@ -45,7 +45,8 @@ package enum Daemon {
     private static func serve(_ configuration: ServerConfiguration, log: Log) throws {
         let root = configuration.root.standardizedFileURL.path
         let socketPath = configuration.socketPath
-        log(.info, "root \(root)")
+        let memory = configuration.backend == .memory
+        log(.info, memory ? "backend memory (stores live in memory and are gone at exit)" : "root \(root)")
         log(.info, "socket \(socketPath)")
         log(.info, "durability \(configuration.durability.rawValue), event loops \(configuration.eventLoopCount), "
             + "allowed group \(configuration.allowedGroup.map(String.init) ?? "none"), log level \(configuration.logLevel), "
@@ -54,11 +55,15 @@ package enum Daemon {
 
         raiseOpenFileLimit(log: log)
         let accessLog = try AccessLog.open(configuration.effectiveAccessLog, format: configuration.logFormat)
-        do { try FileSystem.makeDirectories(root, permissions: 0o700) } catch {
-            throw StartupError("cannot create root \(root): \(error)")
+        // The memory backend has no root: nothing to create or claim.
+        var lock: RootLock?
+        if !memory {
+            do { try FileSystem.makeDirectories(root, permissions: 0o700) } catch {
+                throw StartupError("cannot create root \(root): \(error)")
+            }
+            lock = try RootLock.acquire(root: root)
         }
-        let lock = try RootLock.acquire(root: root)
-        defer { try? lock.descriptor.close() }
+        defer { try? lock?.descriptor.close() }
         let activated = try SocketActivation.inheritedListener()
         if activated == nil {
             try SocketPlacement.prepareDirectory(for: socketPath)
@@ -98,34 +103,17 @@ package enum Daemon {
         }
         defer { try? listener.close() }
 
-        let events = EventLog()
-        let metrics = Metrics(shards: max(1, configuration.eventLoopCount))
-        let stores = StoreDirectory(
-            root: configuration.root, configuration: StoreConfiguration(durability: configuration.durability)
-        ) { store in
-            // Observed before the store is handed out, so no change is missed; and synchronously by
-            // whichever thread commits, so an event is in the log before its writer gets the acknowledgement.
-            store.observeChanges { events.append($0) }
-            if let warning = store.syncWarning { log(.error, "store \(store.name): \(warning)") }
-        }
-        let router = Router(stores: stores, events: events, metrics: metrics)
-        var loops: [EventLoop] = []
-        for index in 0..<max(1, configuration.eventLoopCount) {
-            loops.append(try EventLoop(index: index, router: router, log: log, heartbeatInterval: configuration.heartbeatSeconds, accessLog: accessLog))
-        }
-        loops.forEach { $0.start() }
-        let acceptor = Acceptor(
-            listener: listener, loops: loops, policy: PeerPolicy(ownUserID: getuid(), allowedGroup: configuration.allowedGroup), log: log)
-        acceptor.start()
+        let storeConfiguration = StoreConfiguration(durability: configuration.durability)
+        let catalog: any ServedBackendCatalog =
+            memory ? MemoryStoreCatalog() : FileStoreCatalog(root: configuration.root, configuration: storeConfiguration)
+        let server = try Server(
+            listener: listener, catalog: catalog, maximumBlobSize: storeConfiguration.maximumBlobSize,
+            eventLoopCount: configuration.eventLoopCount, heartbeatSeconds: configuration.heartbeatSeconds, accessLog: accessLog,
+            allowedGroup: configuration.allowedGroup, log: log)
         log.always(.info, activated == nil ? "listening on \(socketPath)" : "listening on the socket passed by systemd (fd 3)")
 
         shutdown.wait()
-        acceptor.stop()
-        let deadline = Date().addingTimeInterval(configuration.shutdownGraceSeconds)
-        loops.forEach { $0.drain(until: deadline) }
-        // The loops close what is left at the deadline; allow a little longer for them to notice.
-        let hardDeadline = deadline.addingTimeInterval(1)
-        while Date() < hardDeadline && !(loops.allSatisfy(\.hasFinished) && acceptor.hasFinished) { usleep(10_000) }
+        server.stop(graceSeconds: configuration.shutdownGraceSeconds)
         // Unlink only our own socket: a newer daemon may have replaced the file.
         if let inode = socketInode, let now = try? FileSystem.linkStatus(socketPath), now.inode == inode {
             _ = try? FileSystem.unlinkIfExists(socketPath)

@@ -16,13 +16,15 @@ package enum DaemonCommandLine {
         ("--root", "BLOBD_ROOT"), ("--socket", "BLOBD_SOCKET"), ("--durability", "BLOBD_DURABILITY"),
         ("--event-loops", "BLOBD_EVENT_LOOPS"), ("--allow-group", "BLOBD_ALLOW_GROUP"), ("--log-level", "BLOBD_LOG_LEVEL"),
         ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
+        ("--backend", "BLOBD_BACKEND"),
     ]
 
     /// The `--help` text.
     package static let usage = """
         usage: blobd [--root DIR] [--socket PATH] [--durability durable|relaxed] [--event-loops N]
                      [--allow-group GID] [--log-level error|info|debug] [--log-format text|json]
-                     [--access-log off|stderr|PATH] [--heartbeat SECONDS] [--help] [--version]
+                     [--access-log off|stderr|PATH] [--heartbeat SECONDS] [--backend file|memory]
+                     [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
         Each setting may instead come from the environment variable shown after it (env NAME); a flag wins
         over its variable, and an empty variable counts as unset.
@@ -39,6 +41,9 @@ package enum DaemonCommandLine {
                               at --log-level debug, else off); env BLOBD_ACCESS_LOG
           --heartbeat SECONDS interval of ':' heartbeats on idle /v1/events streams (default 15);
                               env BLOBD_HEARTBEAT
+          --backend KIND      file (default: one folder per store under --root) or memory (stores
+                              live in the daemon's memory and are gone when it exits; no root is
+                              used); env BLOBD_BACKEND
           --version           print the version and exit
         """
 
@@ -135,6 +140,9 @@ package enum DaemonCommandLine {
                 return "must be off, stderr or a file path"
             }
             configuration.accessLog = destination
+        case "--backend":
+            guard let text = value, let backend = BackendKind(rawValue: text) else { return "must be file or memory" }
+            configuration.backend = backend
         case "--heartbeat":
             guard let text = value, let seconds = Double(text), seconds >= 0.05, seconds <= 3600 else {
                 return "must be a number of seconds from 0.05 to 3600"

@@ -8,6 +8,10 @@ import HTTP1
 /// state indexed by descriptor, and an inbox (woken by an eventfd) through which other threads
 /// hand it new connections and finished store work.
 ///
+/// The loop only parses, serializes and moves bytes (`sendfile` for file bodies). Every store call
+/// runs on a blocking-work thread (``WorkPools``) and reports back through the inbox; the one
+/// store call made here is ``BlobStore/ServedBackend/openIfReady(_:)``, which never waits.
+///
 /// Everything except ``post(_:)`` runs on the loop's own thread, which is why the class is
 /// `@unchecked Sendable`: the inbox is the only state shared between threads and it is `Locked`.
 final class EventLoop: @unchecked Sendable {
@@ -17,6 +21,10 @@ final class EventLoop: @unchecked Sendable {
     private let epoll: Epoll
     private let wakeup: EventSignal
     private let router: Router
+    /// Where store work goes.
+    private let pools: WorkPools
+    /// The loop's thread, once it runs (for ``assertOnLoop()``).
+    private var thread: pthread_t?
     private let log: Log
     private let inbox = Locked<[Work]>([])
     private var connections: [Connection?] = []
@@ -68,8 +76,9 @@ final class EventLoop: @unchecked Sendable {
     /// This loop's access-log line builder; `nil` when the access log is off.
     private var accessLog: AccessLogWriter?
 
-    init(index: Int, router: Router, log: Log, heartbeatInterval: Double = 15, accessLog: AccessLog? = nil) throws {
+    init(index: Int, router: Router, pools: WorkPools, log: Log, heartbeatInterval: Double = 15, accessLog: AccessLog? = nil) throws {
         self.index = index
+        self.pools = pools
         self.accessLog = accessLog.map(AccessLogWriter.init(sink:))
         self.heartbeatInterval = max(0.01, heartbeatInterval)
         self.router = router
@@ -119,7 +128,13 @@ final class EventLoop: @unchecked Sendable {
         thread.start()
     }
 
+    /// Checks (in debug builds) that the caller is this loop's thread: connection state is touched nowhere else.
+    private func assertOnLoop() {
+        assert(thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false, "loop \(index) state touched off its thread")
+    }
+
     private func run() {
+        thread = pthread_self()
         var events = [Epoll.Event](repeating: Epoll.Event(), count: 256)
         while running {
             var timeout: Int32 = draining ? 50 : streamingCount > 0 ? Int32(heartbeatInterval * 1000) : -1
@@ -197,7 +212,7 @@ final class EventLoop: @unchecked Sendable {
     private func close(_ connection: Connection) {
         guard !connection.closed else { return }
         connection.closed = true
-        connection.releaseRequestResources()
+        release(connection)
         router.metrics.connectionClosed()
         if let subscription = connection.subscription {
             router.events.unsubscribe(subscription)
@@ -216,6 +231,7 @@ final class EventLoop: @unchecked Sendable {
     /// only reports changes, so this returns only when the connection waits on `EAGAIN` (read or
     /// write), on store work, or is closed.
     private func drive(_ c: Connection) {
+        assertOnLoop()
         while !c.closed {
             if c.hasPendingOutput {
                 guard flush(c) else { return }
@@ -251,6 +267,8 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             if process(c) { continue }
+            // An upload with a full stage reads on once its job has taken the bytes (`uploadStepped`).
+            if c.state == .body, c.body?.feedsUpload == true, c.upload?.isFull == true { return }
             if c.inputClosed {
                 // Nothing more will come: a half-read request can never complete.
                 close(c)
@@ -399,7 +417,7 @@ final class EventLoop: @unchecked Sendable {
         if c.requestIsHead { response.omitBody = true }
         recordMetrics(c, status: Int(response.status.code), bytesOut: response.omitBody ? 0 : (response.file?.count ?? Int64(response.inMemoryCount)))
         let closing = response.closeConnection || !c.keepAlive || draining
-        c.releaseRequestResources()
+        release(c)
         response.serialize(version: c.version, close: closing, dateLine: dateLine.current(), into: &c.out)
         c.file = response.omitBody ? nil : response.file
         if response.omitBody { response.file?.handle.close() }
@@ -477,21 +495,28 @@ final class EventLoop: @unchecked Sendable {
             } else {
                 startBody(head, on: c, reader: Connection.BodyReader(discardResponse: response, remaining: 0))
             }
-        case .upload(let upload, let finish):
-            let reader = Connection.BodyReader(upload: upload, finish: finish, remaining: 0)
-            if hasBody && head.expectsContinue {
-                HTTPSerializer.appendStatusLine(.continue, version: c.version, into: &c.out)
-                HTTPSerializer.appendEndOfHead(into: &c.out)
-            }
-            startBody(head, on: c, reader: reader)
+        case .upload(let start):
+            let feed = UploadFeed(start: start, declaredLength: Self.declaredLength(head))
+            // `100 Continue` only once the store has accepted the upload (see `uploadStepped`).
+            feed.continueOwed = hasBody && head.expectsContinue
+            c.upload = feed
+            startBody(head, on: c, reader: Connection.BodyReader(feedsUpload: true, remaining: 0))
         case .events(let store, let lastEventID):
             startEventStream(c, store: store, after: lastEventID, discardBody: hasBody)
-        case .deferred(let start):
+        case .offload(let lane, let work):
             // No route that answers later takes a body; one that arrives anyway ends the connection.
             if hasBody { c.keepAlive = false }
             c.state = .waiting
             let fd = c.socket.rawValue, serial = c.serial
-            start { response in
+            pools.pool(for: lane).run(work) { response in
+                self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
+            }
+        case .offloadBlocking(let lane, let work):
+            if hasBody { c.keepAlive = false }
+            c.state = .waiting
+            let fd = c.socket.rawValue, serial = c.serial
+            pools.pool(for: lane).submit {
+                let response = work()
                 self.post { loop in loop.complete(fd: fd, serial: serial, response: response) }
             }
         }
@@ -512,51 +537,52 @@ final class EventLoop: @unchecked Sendable {
         }
         c.body = reader
         c.state = .body
-        if reader.chunked == nil && reader.remaining == 0 { bodyFinished(c) }
+        if reader.chunked == nil && reader.remaining == 0 {
+            bodyFinished(c)
+        } else if c.start == c.end {
+            // No body bytes yet: open the upload while they travel.
+            pumpUpload(c)
+        }
     }
 
-    /// Feeds buffered body bytes to the upload (blocking disk writes, by design).
+    /// Stages buffered body bytes for the upload (or discards them); `true` if anything changed.
     private func readBody(_ c: Connection) -> Bool {
         guard var reader = c.body, c.start < c.end else { return false }
+        let feed = reader.feedsUpload ? c.upload : nil
+        if let feed, feed.isFull { return false }
         let available = UnsafeRawBufferPointer(rebasing: c.buffer[c.start..<c.end])
-        do {
-            if var decoder = reader.chunked {
-                payloadRanges.removeAll(keepingCapacity: true)
-                let consumed: Int
-                do { consumed = try decoder.decode(available, payload: &payloadRanges) } catch {
-                    queue(APIError(HTTPStatus(code: error.statusCode), "bad_request", "malformed chunked body: \(error.code)").response(close: true), to: c)
-                    return true
-                }
-                for range in payloadRanges {
-                    try reader.upload?.append(UnsafeRawBufferPointer(rebasing: available[range]))
-                    c.bodyBytes += Int64(range.count)
-                }
-                c.start += consumed
-                reader.chunked = decoder
-                c.body = reader
-                if decoder.isComplete {
-                    bodyFinished(c)
-                } else if reader.upload == nil, var answer = reader.discardResponse, c.bodyBytes > Int64(EventLoop.lingerByteLimit) {
-                    // A refused request's chunked body goes on too long to read before answering.
-                    answer.closeConnection = true
-                    queue(answer, to: c)
-                }
-            } else {
-                let take = Int(min(Int64(available.count), reader.remaining))
-                try reader.upload?.append(UnsafeRawBufferPointer(rebasing: available[..<take]))
-                c.bodyBytes += Int64(take)
-                c.start += take
-                reader.remaining -= Int64(take)
-                c.body = reader
-                if reader.remaining == 0 { bodyFinished(c) }
+        if var decoder = reader.chunked {
+            payloadRanges.removeAll(keepingCapacity: true)
+            let consumed: Int
+            do { consumed = try decoder.decode(available, payload: &payloadRanges) } catch {
+                queue(APIError(HTTPStatus(code: error.statusCode), "bad_request", "malformed chunked body: \(error.code)").response(close: true), to: c)
+                return true
             }
-        } catch {
-            // The upload cancelled itself; the rest of the body is not read, so the connection closes.
-            c.body?.upload = nil
-            queue(APIError(error).response(close: true), to: c)
-            return true
+            for range in payloadRanges {
+                feed?.staged.append(contentsOf: UnsafeRawBufferPointer(rebasing: available[range]))
+                c.bodyBytes += Int64(range.count)
+            }
+            c.start += consumed
+            reader.chunked = decoder
+            c.body = reader
+            if decoder.isComplete {
+                bodyFinished(c)
+            } else if feed == nil, var answer = reader.discardResponse, c.bodyBytes > Int64(EventLoop.lingerByteLimit) {
+                // A refused request's chunked body goes on too long to read before answering.
+                answer.closeConnection = true
+                queue(answer, to: c)
+            }
+        } else {
+            let take = Int(min(Int64(available.count), reader.remaining))
+            feed?.staged.append(contentsOf: UnsafeRawBufferPointer(rebasing: available[..<take]))
+            c.bodyBytes += Int64(take)
+            c.start += take
+            reader.remaining -= Int64(take)
+            c.body = reader
+            if reader.remaining == 0 { bodyFinished(c) }
         }
         if c.start == c.end { c.start = 0; c.end = 0 }
+        if c.upload === feed { pumpUpload(c) }
         return true
     }
 
@@ -564,31 +590,106 @@ final class EventLoop: @unchecked Sendable {
         guard let reader = c.body else { return }
         c.body = nil
         c.bodyPending = false
-        if let upload = reader.upload, let finish = reader.finish {
+        if reader.feedsUpload, let feed = c.upload {
             c.state = .waiting
-            let fd = c.socket.rawValue, serial = c.serial
-            // A relaxed commit usually completes on this thread before `commit` returns; its
-            // response is then queued directly instead of going through the inbox (an eventfd
-            // write, a wake-up and a read). A completion after `commit` returned (a durable batch
-            // on the commit thread) is posted as usual.
-            let handoff = Locked<(commitReturned: Bool, response: Response?)>((false, nil))
-            upload.commit { result in
-                let response = finish(result)
-                let deliverLater = handoff.withLock { state -> Bool in
-                    if state.commitReturned { return true }
-                    state.response = response
-                    return false
-                }
-                if deliverLater { self.post { loop in loop.complete(fd: fd, serial: serial, response: response) } }
-            }
-            let early = handoff.withLock { state -> Response? in
-                state.commitReturned = true
-                return state.response
-            }
-            if let early { queue(early, to: c) }
+            feed.bodyComplete = true
+            pumpUpload(c)
         } else {
             queue(reader.discardResponse ?? Response(status: .noContent), to: c)
         }
+    }
+
+    // MARK: Uploads
+
+    /// Hands what the connection's upload has staged to a blocking-work job, unless one is running
+    /// (its completion calls this again): opens the upload first, appends, and commits once the
+    /// whole body is in. A small PUT whose body came with its head takes one job.
+    private func pumpUpload(_ c: Connection) {
+        assertOnLoop()
+        guard let feed = c.upload, !feed.jobRunning else { return }
+        let opened = feed.opened
+        guard opened == nil || !feed.staged.isEmpty || feed.bodyComplete else { return }
+        let bytes = feed.staged, commit = feed.bodyComplete, start = feed.start
+        feed.staged = []
+        feed.jobRunning = true
+        let fd = c.socket.rawValue
+        let report: @Sendable (UploadStep) -> Void = { step in
+            self.post { loop in loop.uploadStepped(feed, fd: fd, step: step) }
+        }
+        let pool = pools.quick
+        pool.submit {
+            let upload: OpenedUpload
+            if let opened {
+                upload = opened
+            } else {
+                do { upload = try start.begin() } catch { return report(.refused(error)) }
+            }
+            do {
+                if !bytes.isEmpty { try bytes.withUnsafeBytes { try upload.upload.append($0) } }
+            } catch {
+                upload.claim?.end(committed: false)
+                return report(.failed(error))
+            }
+            guard commit else { return report(.fed(upload)) }
+            // A relaxed commit usually completes right here; a durable one on the store's commit
+            // thread, which must not be held up by the end of a claim (which may remove a folder).
+            upload.upload.commit { result in
+                guard let claim = upload.claim else { return report(.finished(start.finish(result, nil))) }
+                pool.submit { report(.finished(start.finish(result, claim))) }
+            }
+        }
+    }
+
+    /// An upload job finished: go on with the body, or answer.
+    private func uploadStepped(_ feed: UploadFeed, fd: Int32, step: UploadStep) {
+        guard Int(fd) < connections.count, let c = connections[Int(fd)], c.upload === feed else {
+            // The request ended meanwhile (the client left, or an error was answered): let go of the upload.
+            if case .fed(let opened) = step { pools.quick.submit { opened.abandon() } }
+            return
+        }
+        feed.jobRunning = false
+        if feed.continueOwed, !step.isRefusal {
+            // The upload began (in this job): the client gets its word, before whatever follows.
+            feed.continueOwed = false
+            HTTPSerializer.appendStatusLine(.continue, version: c.version, into: &c.out)
+            HTTPSerializer.appendEndOfHead(into: &c.out)
+        }
+        switch step {
+        case .fed(let opened):
+            feed.opened = opened
+            pumpUpload(c)
+        case .refused(let error):
+            c.upload = nil
+            var response = Router.errorResponse(error)
+            if c.body == nil {
+                queue(response, to: c)  // the whole body is in
+            } else if feed.continueOwed || feed.declaredLength > Int64(EventLoop.lingerByteLimit) {
+                // The client waits for our word before sending the body, or the body is too large to
+                // read before answering: answer now and close (lingering, in case it is sending).
+                response.closeConnection = true
+                queue(response, to: c)
+            } else {
+                c.body?.feedsUpload = false
+                c.body?.discardResponse = response
+            }
+        case .failed(let error):
+            // The upload cancelled itself; the rest of the body is not read, so the connection closes.
+            c.upload = nil
+            var response = Router.errorResponse(error)
+            response.closeConnection = true
+            queue(response, to: c)
+        case .finished(let response):
+            c.upload = nil
+            queue(response, to: c)
+        }
+        drive(c)
+    }
+
+    /// Drops what the connection holds for its current request; an upload is abandoned off the
+    /// loop, or by its running job's completion (`uploadStepped`).
+    private func release(_ c: Connection) {
+        guard let feed = c.releaseRequestResources(), !feed.jobRunning, let opened = feed.opened else { return }
+        pools.quick.submit { opened.abandon() }
     }
 
     // MARK: Event streams
@@ -656,6 +757,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Store work finished: send its response if the connection is still the one that asked.
     private func complete(fd: Int32, serial: UInt64, response: Response) {
+        assertOnLoop()
         guard Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, c.state == .waiting,
             !c.responseQueued
         else {

@@ -5,13 +5,56 @@ import HTTP1
 extension Router {
     // MARK: GET / HEAD
 
-    /// Answers GET or HEAD for one blob (blocking disk I/O on the loop thread, by design: page-cache reads are short).
-    func get(store name: String, identifier: String, head: HTTPRequestHead) throws -> Response {
-        let store = try existingStore(name)
-        let handle = try store.openForReading(identifier)
-        let metadata = handle.metadata
-        if let condition = head.ifNoneMatch, Router.etagList(condition, matches: metadata.etag) {
-            handle.close()
+    /// What a GET or HEAD of one blob asks, apart from the blob: kept to answer off the loop.
+    struct ReadRequest: Sendable {
+        var store: String
+        var identifier: String
+        var isHead: Bool
+        var ifNoneMatch: String?
+        var range: String?
+    }
+
+    /// Answers GET or HEAD for one blob: on the loop when the backend has the version at hand
+    /// (``ServedBackend/openIfReady(_:)``) and its answer needs no waiting read, else on a
+    /// blocking-work thread.
+    func get(store name: String, identifier: String, head: HTTPRequestHead) throws -> RequestAction {
+        let request = ReadRequest(store: name, identifier: identifier, isHead: head.method == .head, ifNoneMatch: head.ifNoneMatch, range: head.range)
+        if let store = stores.openedStore(name), let blob = store.openIfReady(identifier) {
+            do {
+                if let response = try Router.answer(request, from: blob, mayWait: false) { return .respond(response) }
+            } catch {
+                blob.close()
+                throw error
+            }
+            return .offloadBlocking(.quick) {
+                do { return try Router.answer(request, from: blob, mayWait: true)! } catch {
+                    blob.close()
+                    return Router.errorResponse(error)
+                }
+            }
+        }
+        // The store's existence is told before the identifier's validity (a 404 for a missing store).
+        try StoreName.validate(name)
+        return .offloadBlocking(.quick) { [self] in
+            do {
+                let blob = try existingStore(name).open(identifier)
+                do { return try Router.answer(request, from: blob, mayWait: true)! } catch {
+                    blob.close()
+                    throw error
+                }
+            } catch {
+                return Router.errorResponse(error)
+            }
+        }
+    }
+
+    /// The response to `request` from the opened version `blob`, which it takes over (closes, or
+    /// hands to the response to send from). `nil` when answering needs a read that may wait and
+    /// `mayWait` is false (the caller then answers off the loop, `blob` still open).
+    static func answer(_ request: ReadRequest, from blob: any ServedBlob, mayWait: Bool) throws -> Response? {
+        let metadata = blob.metadata
+        if let condition = request.ifNoneMatch, Router.etagList(condition, matches: metadata.etag) {
+            blob.close()
             // RFC 9110 §15.4.5: of the fields a 304 repeats (Cache-Control, Content-Location, Date,
             // ETag, Expires, Vary), a 200 here has Date and ETag; the rest of the representation's
             // metadata is left out, as that section asks (the client holds it already).
@@ -24,17 +67,17 @@ extension Router {
         response.headerLines.reserveCapacity(384)
         Router.appendMetadataHeaders(metadata, into: &response)
         response.header(.acceptRanges, "bytes")
-        response.omitBody = head.method == .head
+        response.omitBody = request.isHead
 
         var range: Range<Int64> = 0..<metadata.size
-        if let header = head.range {
+        if let header = request.range {
             switch ByteRange.parse(header, size: metadata.size) {
             case .ignore: break
             case .unsatisfiable:
-                handle.close()
-                var error = APIError(BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: metadata.size)).response()
+                blob.close()
+                var error = APIError(BlobStoreError.rangeNotSatisfiable(store: request.store, identifier: request.identifier, size: metadata.size)).response()
                 error.header(.contentRange, "bytes */\(metadata.size)")
-                error.omitBody = head.method == .head
+                error.omitBody = request.isHead
                 return error
             case .satisfiable(let r):
                 range = r
@@ -44,16 +87,18 @@ extension Router {
         }
         response.header(.contentType, metadata.contentType)
         let count = range.upperBound - range.lowerBound
-        if head.method == .head {
-            handle.close()
+        if request.isHead {
+            blob.close()
             response.announcedLength = count
-        } else if count <= Router.inlineBodyLimit {
+        } else if let file = blob.fileBody, count > Router.inlineBodyLimit {
+            // Sent with `sendfile` by the loop, checked as it goes.
+            response.file = .init(handle: file, offset: file.contentOffset + range.lowerBound, count: count)
+        } else {
+            guard mayWait || blob.readsWithoutWaiting else { return nil }
             // Read (and checked against the header: a damaged blob is `500 corrupt` before anything
             // is sent) into memory. A whole blob that came with the header is sent from those bytes.
-            defer { handle.close() }
-            response.content = try handle.read(range)
-        } else {
-            response.file = .init(handle: handle, offset: handle.contentOffset + range.lowerBound, count: count)
+            defer { blob.close() }
+            response.content = try blob.read(range)
         }
         return response
     }
@@ -154,26 +199,37 @@ extension Router {
         }
         // A declared length over the store's maximum can never succeed: refuse it now, so that a
         // client sending `Expect: 100-continue` gets 413 at once instead of `100 Continue`.
-        if case .contentLength(let length) = head.framing, length > stores.configuration.maximumBlobSize {
-            throw BlobStoreError.tooLarge(what: "blob '\(identifier.prefix(100))'", limit: stores.configuration.maximumBlobSize, actual: length)
+        if case .contentLength(let length) = head.framing, length > stores.maximumBlobSize {
+            throw BlobStoreError.tooLarge(what: "blob '\(identifier.prefix(100))'", limit: stores.maximumBlobSize, actual: length)
         }
-        // A claim on a store created for this put: ended by the outcome below, or released with the
-        // request if it ends earlier (a refusal here, a malformed body, a vanished client), which
-        // removes the store again when no put to it committed.
-        let (store, claim) = try stores.storeForPut(name)
-        let upload = try store.beginUpload(identifier: identifier, options: options)
-        return .upload(upload) { result in
-            if case .success = result { claim?.end(committed: true) } else { claim?.end(committed: false) }
-            switch result {
-            case .success(let metadata):
-                // `created` is kept across overwrites, so it equals `modified` only for a new blob.
-                let created = metadata.created == metadata.modified
-                var response = Response(status: created ? .created : .ok, json: JSONWriter.metadata(metadata))
-                Router.appendMetadataHeaders(metadata, into: &response)
-                return response
-            case .failure(let error):
-                return APIError(error).response()
-            }
-        }
+        // The store and the upload are opened off the loop. A claim on a store created for this
+        // put is ended by the outcome below, or released with the request if it ends earlier (a
+        // refusal, a malformed body, a vanished client), which removes the store again when no put
+        // to it committed.
+        let directory = stores
+        let finalOptions = options
+        return .upload(UploadStart(
+            begin: {
+                let (store, claim) = try directory.storeForPut(name)
+                do {
+                    return OpenedUpload(upload: try store.startUpload(identifier: identifier, options: finalOptions), claim: claim)
+                } catch {
+                    claim?.end(committed: false)
+                    throw error
+                }
+            },
+            finish: { result, claim in
+                if case .success = result { claim?.end(committed: true) } else { claim?.end(committed: false) }
+                switch result {
+                case .success(let metadata):
+                    // `created` is kept across overwrites, so it equals `modified` only for a new blob.
+                    let created = metadata.created == metadata.modified
+                    var response = Response(status: created ? .created : .ok, json: JSONWriter.metadata(metadata))
+                    Router.appendMetadataHeaders(metadata, into: &response)
+                    return response
+                case .failure(let error):
+                    return Router.errorResponse(error)
+                }
+            }))
     }
 }

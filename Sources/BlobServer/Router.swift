@@ -94,7 +94,7 @@ final class Router: Sendable {
             case (.blobs(let store), .delete):
                 return try removeAll(store: store)
             case (.blob(let store, let id), .get), (.blob(let store, let id), .head):
-                return .respond(try get(store: store, identifier: id, head: head))
+                return try get(store: store, identifier: id, head: head)
             case (.blob(let store, let id), .put):
                 return try put(store: store, identifier: id, head: head)
             case (.blob(let store, let id), .delete):
@@ -117,14 +117,19 @@ final class Router: Sendable {
         }
     }
 
+    /// The response for an error a store call (or the router) threw.
+    static func errorResponse(_ error: any Error) -> Response {
+        ((error as? APIError) ?? APIError(error)).response()
+    }
+
     static func methodNotAllowed(_ method: HTTPMethod, allow: String) -> Response {
         var response = APIError(.methodNotAllowed, "method_not_allowed", "method \(method.token) is not allowed here; allowed: \(allow)").response()
         response.header(.allow, allow)
         return response
     }
 
-    /// The store, or a 404 when it has never been written.
-    func existingStore(_ name: String) throws -> PersistentDataStore {
+    /// The store, or a 404 when it has never been written. May block: call off the loops.
+    func existingStore(_ name: String) throws -> any ServedBackend {
         guard let store = try stores.existing(name) else {
             throw APIError(.notFound, "not_found", "store '\(name)' not found")
         }
@@ -157,14 +162,11 @@ final class Router: Sendable {
             default: break
             }
         }
-        let store = try existingStore(name)
+        try StoreName.validate(name)
         let finalQuery = query
-        return .deferred { reply in
-            // The async API runs on the cooperative pool, never on this loop thread.
-            Task {
-                do { reply(Response(status: .ok, json: JSONWriter.page(try await store.list(finalQuery)))) } catch {
-                    reply(APIError(error).response())
-                }
+        return .offload(.scan) { [self] in
+            do { return Response(status: .ok, json: JSONWriter.page(try await existingStore(name).list(finalQuery))) } catch {
+                return Router.errorResponse(error)
             }
         }
     }
@@ -192,36 +194,33 @@ final class Router: Sendable {
     /// Reads every blob of the store and checks it; slow on big stores. Read-only, unless `repair`
     /// (POST), which moves what is damaged or foreign into the store's `quarantine/` folder.
     private func verify(store name: String, repair: Bool) throws -> RequestAction {
-        let store = try existingStore(name)
-        return .deferred { reply in
-            Task {
-                do {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    reply(Response(status: .ok, json: Array(try encoder.encode(try await store.verify(repair: repair)))))
-                } catch {
-                    reply(APIError(error).response())
-                }
+        try StoreName.validate(name)
+        return .offload(.scan) { [self] in
+            do {
+                let report = try await existingStore(name).verify(repair: repair)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                return Response(status: .ok, json: Array(try encoder.encode(report)))
+            } catch {
+                return Router.errorResponse(error)
             }
         }
     }
 
     private func metricsPage() -> RequestAction {
         let directory = stores, metrics = metrics, events = events
-        return .deferred { reply in
-            Task {
-                // Only the stores this daemon has open: opening one takes its lock, which would shut
-                // other processes out of stores the daemon never served.
-                var totals: [(name: String, statistics: StoreStatistics)] = []
-                for (name, store) in directory.openStores().sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }) {
-                    guard let statistics = try? await store.statistics() else { continue }
-                    totals.append((name, statistics))
-                }
-                var response = Response(status: .ok)
-                response.header(.contentType, "text/plain; version=0.0.4; charset=utf-8")
-                response.body = metrics.render(stores: totals, eventSubscribers: events.subscriberCount)
-                reply(response)
+        return .offload(.scan) {
+            // Only the stores this daemon has open: opening one takes its lock, which would shut
+            // other processes out of stores the daemon never served.
+            var totals: [(name: String, statistics: StoreStatistics)] = []
+            for (name, store) in directory.openStores().sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }) {
+                guard let statistics = try? await store.statistics() else { continue }
+                totals.append((name, statistics))
             }
+            var response = Response(status: .ok)
+            response.header(.contentType, "text/plain; version=0.0.4; charset=utf-8")
+            response.body = metrics.render(stores: totals, eventSubscribers: events.subscriberCount)
+            return response
         }
     }
 
@@ -230,41 +229,37 @@ final class Router: Sendable {
     /// has open; the others say whether another process holds them.
     private func listStores() -> RequestAction {
         let directory = stores
-        return .deferred { reply in
-            // The root's listing and the lock table are blocking reads: kept off the loop and the concurrency pool.
-            DispatchQueue.global(qos: .default).async {
-                let names: [String]
-                do { names = try directory.storeNames() } catch {
-                    reply(APIError(error).response())
-                    return
-                }
-                let open = directory.openStores()
-                let holders = StoreLockHolders.holders(of: names.filter { open[$0] == nil }, root: directory.root.path)
-                Task {
-                    var entries: [JSONWriter.StoreEntry] = []
-                    for name in names {
-                        var entry = JSONWriter.StoreEntry(name: name, open: open[name] != nil, heldBy: holders[name])
-                        if let store = open[name] {
-                            do { entry.statistics = try await store.statistics() } catch { entry.error = "\(error)" }
-                        }
-                        entries.append(entry)
-                    }
-                    reply(Response(status: .ok, json: JSONWriter.stores(entries)))
-                }
+        // The root's listing and the lock table are blocking reads, made on a blocking-work thread.
+        return .offload(.scan) {
+            let names: [String]
+            do { names = try directory.storeNames() } catch {
+                return Router.errorResponse(error)
             }
+            let open = directory.openStores()
+            let holders = directory.catalog.otherHolders(of: names.filter { open[$0] == nil })
+            var entries: [JSONWriter.StoreEntry] = []
+            for name in names {
+                var entry = JSONWriter.StoreEntry(name: name, open: open[name] != nil, heldBy: holders[name])
+                if let store = open[name] {
+                    do { entry.statistics = try await store.statistics() } catch { entry.error = "\(error)" }
+                }
+                entries.append(entry)
+            }
+            return Response(status: .ok, json: JSONWriter.stores(entries))
         }
     }
 
     // MARK: Removes
 
     private func removeAll(store name: String) throws -> RequestAction {
-        guard let store = try stores.existing(name) else { return .respond(Response(status: .noContent)) }
-        return .deferred { reply in
-            store.removeAllBlobs { result in
-                switch result {
-                case .success: reply(Response(status: .noContent))
-                case .failure(let error): reply(APIError(error).response())
-                }
+        try StoreName.validate(name)
+        let directory = stores
+        return .offload(.quick) {
+            do {
+                try await directory.existing(name)?.removeAll()
+                return Response(status: .noContent)
+            } catch {
+                return Router.errorResponse(error)
             }
         }
     }
@@ -272,22 +267,24 @@ final class Router: Sendable {
     private func remove(store name: String, identifier: String, head: HTTPRequestHead) throws -> RequestAction {
         let condition = try Router.writeCondition(head, allowNoneMatch: true)
         try BlobIdentifier.validate(identifier)
-        guard let store = try stores.existing(name) else {
-            // No store, so no current version: an `If-Match` fails (RFC 9110 §13.1.1), as it does
-            // for a missing blob of an existing store.
-            if case .ifMatch(let tag) = condition {
-                throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: tag, actual: nil)
-            }
-            throw APIError(.notFound, "not_found", "store '\(name)' not found")
-        }
-        return .deferred { reply in
-            store.remove(identifier, condition: condition) { result in
-                switch result {
-                case .success(true): reply(Response(status: .noContent))
-                case .success(false):
-                    reply(APIError(BlobStoreError.notFound(store: name, identifier: identifier)).response())
-                case .failure(let error): reply(APIError(error).response())
+        try StoreName.validate(name)
+        let directory = stores
+        return .offload(.quick) {
+            do {
+                guard let store = try directory.existing(name) else {
+                    // No store, so no current version: an `If-Match` fails (RFC 9110 §13.1.1), as it does
+                    // for a missing blob of an existing store.
+                    if case .ifMatch(let tag) = condition {
+                        throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: tag, actual: nil)
+                    }
+                    throw APIError(.notFound, "not_found", "store '\(name)' not found")
                 }
+                guard try await store.remove(identifier, condition: condition) else {
+                    throw BlobStoreError.notFound(store: name, identifier: identifier)
+                }
+                return Response(status: .noContent)
+            } catch {
+                return Router.errorResponse(error)
             }
         }
     }

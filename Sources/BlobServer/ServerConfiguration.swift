@@ -2,9 +2,20 @@ import BlobProtocol
 import BlobStore
 import Foundation
 
+/// Where `blobd`'s stores live.
+package enum BackendKind: String, Sendable, Hashable, CaseIterable {
+    /// One folder per store under ``ServerConfiguration/root`` (``BlobStore/PersistentDataStore``).
+    case file
+    /// In the daemon's memory (``BlobStore/InMemoryBlobStore``): named, listed and observed like
+    /// file stores, and gone when the daemon exits. No root folder is created or locked.
+    case memory
+}
+
 /// Everything `blobd` needs to know to serve: where, how durably, with how many loops, and for whom.
 package struct ServerConfiguration: Sendable, Hashable {
-    /// The folder holding the named stores.
+    /// Where the stores live.
+    package var backend: BackendKind
+    /// The folder holding the named stores (file backend).
     package var root: URL
     /// The Unix socket path clients connect to (at most ``UnixSocket/maximumPathLength`` bytes).
     package var socketPath: String
@@ -28,10 +39,11 @@ package struct ServerConfiguration: Sendable, Hashable {
 
     /// Creates a configuration; the defaults are those of `blobd` started without flags.
     package init(
-        root: URL = StoreRoot.defaultURL, socketPath: String = ServerConfiguration.defaultSocketPath(),
+        backend: BackendKind = .file, root: URL = StoreRoot.defaultURL, socketPath: String = ServerConfiguration.defaultSocketPath(),
         durability: Durability = .durable, eventLoopCount: Int = 2, allowedGroup: UInt32? = nil,
         logLevel: LogLevel = .info, logFormat: LogFormat = .text, accessLog: AccessLogDestination? = nil, shutdownGraceSeconds: Double = 5, heartbeatSeconds: Double = 15
     ) {
+        self.backend = backend
         self.root = root
         self.socketPath = socketPath
         self.durability = durability

@@ -43,6 +43,8 @@ public final class InMemoryBlobStore: BlobStoring {
         /// Live change subscribers by registration number.
         var subscribers: [UInt64: AsyncStream<BlobChange>.Continuation] = [:]
         var nextSubscriber: UInt64 = 0
+        /// Called with every change while it commits (``InMemoryBlobStore/observeChanges(_:)``).
+        var observers: [@Sendable (BlobChange) -> Void] = []
 
         /// Assigns the next sequence number to `kind` and delivers it to every subscriber.
         mutating func publish(_ kind: BlobChange.Kind, store: String, date: Date) {
@@ -51,6 +53,7 @@ public final class InMemoryBlobStore: BlobStoring {
             for continuation in subscribers.values {
                 continuation.yield(change)
             }
+            for observer in observers { observer(change) }
         }
     }
 
@@ -115,8 +118,9 @@ public final class InMemoryBlobStore: BlobStoring {
         return try commit(content, identifier: id, options: options)
     }
 
-    /// Validates complete content, then checks the condition and stores it in one step.
-    private func commit(_ data: Data, identifier id: String, options: PutOptions) throws -> BlobMetadata {
+    /// Validates complete content, then checks the condition and stores it in one step (also the
+    /// commit of a served upload, which runs on a server's blocking-work thread).
+    func commit(_ data: Data, identifier id: String, options: PutOptions) throws -> BlobMetadata {
         // Stored content always starts at index 0, so callers can index what `get` returns.
         let content = data.startIndex == 0 ? data : Data(data)
         let inspected = try ContentInspection.inspect(
@@ -190,6 +194,12 @@ public final class InMemoryBlobStore: BlobStoring {
             throw .notFound(store: name, identifier: identifier)
         }
         return entry
+    }
+
+    /// The current version's metadata and content, from one version (for a server's reads).
+    func version(_ identifier: String) throws(BlobStoreError) -> (metadata: BlobMetadata, content: Data) {
+        let entry = try entry(identifier)
+        return (entry.metadata, entry.content)
     }
 
     /// The whole content of a blob.
@@ -291,6 +301,13 @@ public final class InMemoryBlobStore: BlobStoring {
     }
 
     // MARK: - Changes
+
+    /// Calls `observer` with every change from now on, in commit order, while the change commits
+    /// (before its writer is answered): a server forwarding events gets read-your-writes ordering.
+    /// The observer must be quick and must not call back into the store.
+    package func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
 
     /// Changes committed from now on, in commit order, until the stream is dropped.
     public func changes() -> AsyncStream<BlobChange> {
