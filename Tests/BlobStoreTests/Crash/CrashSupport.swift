@@ -5,26 +5,6 @@ import Foundation
 import Glibc
 #endif
 
-/// The built command line tools of this package (`<package>/.build/debug/blob|blobd`), or why not.
-enum BuiltTool {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    static func url(_ name: String) -> URL? {
-        let candidates = [
-            packageRoot.appendingPathComponent(".build/debug/" + name),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
-    static let blob = url("blob")
-
-    static func skipReason(_ name: String) -> String {
-        "\(name) binary not found in \(packageRoot.path)/.build/debug; run `swift build` first"
-    }
-}
-
 /// SplitMix64: fast and seedable.
 struct SeededRandom: RandomNumberGenerator {
     var state: UInt64
@@ -128,11 +108,6 @@ func runTool(_ executable: URL, _ arguments: [String], scratch: String) throws -
     let child = try Child(executable, arguments, errorPath: scratch + "/stderr-\(UUID().uuidString.prefix(8))")
     let (status, killed) = child.wait()
     return (killed ? -status : status, child.errorText)
-}
-
-/// Files in a folder (none when it is missing).
-func folderEntries(_ path: String) -> [String] {
-    (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
 }
 
 /// Waits until a store's lock can be taken (the engine of a dropped `PersistentDataStore` is gone), up to `seconds`.

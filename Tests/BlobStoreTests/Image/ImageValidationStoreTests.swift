@@ -26,7 +26,7 @@ private func refusal(_ body: () async throws -> BlobMetadata) async -> String? {
     }
 }
 
-@Suite("Image validation through the stores", .timeLimit(.minutes(2)))
+@Suite("Image validation through the stores", .backends, .timeLimit(.minutes(2)))
 struct ImageValidationStoreTests {
     // Built on each use, not kept in a `static let`: LeakSanitizer does not see the tagged pointer a
     // global `Data` holds its storage by, and reports the storage as leaked.
