@@ -132,7 +132,7 @@ struct DaemonDiskTroubleTests {
         let client = try RawClient(path: daemon.socketPath)
         let first = try storeFirstVersion(client)
 
-        var rng = FastRandom(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let big = CrashContent.make(size: 2 << 20, writer: 0, idIndex: 0, sequence: 1, rng: &rng)
         let response = try putTolerant(try RawClient(path: daemon.socketPath), Self.blob, body: big)
         print("fullDisk: PUT answered \(response.status) \(response.text)")
@@ -162,7 +162,7 @@ struct DaemonDiskTroubleTests {
         let client = try RawClient(path: daemon.socketPath)
         let first = try storeFirstVersion(client)
 
-        var rng = FastRandom(seed: 8)
+        var rng = SplitMix64(seed: 8)
         let big = CrashContent.make(size: 3 << 20, writer: 0, idIndex: 0, sequence: 1, rng: &rng)
         let response = try putTolerant(try RawClient(path: daemon.socketPath), Self.blob, body: big)
         print("fileSizeLimit: PUT answered \(response.status) \(response.text)")

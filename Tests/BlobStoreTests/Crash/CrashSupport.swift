@@ -5,67 +5,6 @@ import Foundation
 import Glibc
 #endif
 
-/// SplitMix64: fast and seedable.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// Self-checking content: `BSCR`, writer (UInt16), identifier index (UInt16), sequence (UInt64),
-/// total length (UInt64), random bytes, and the XXH64 of everything before the last 8 bytes.
-/// Blobs under 40 bytes are random bytes only (recognised by their XXH64).
-enum VersionContent {
-    static let minimumSelfChecking = 40
-
-    static func make(size: Int, writer: Int, idIndex: Int, sequence: UInt64, rng: inout SeededRandom) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: size)
-        bytes.withUnsafeMutableBytes { raw in
-            var offset = 0
-            while offset + 8 <= raw.count {
-                raw.storeBytes(of: rng.next().littleEndian, toByteOffset: offset, as: UInt64.self)
-                offset += 8
-            }
-            while offset < raw.count {
-                raw[offset] = UInt8(truncatingIfNeeded: rng.next())
-                offset += 1
-            }
-            guard size >= minimumSelfChecking else { return }
-            for (offset, byte) in "BSCR".utf8.enumerated() { raw[offset] = byte }
-            raw.storeBytes(of: UInt16(writer).littleEndian, toByteOffset: 4, as: UInt16.self)
-            raw.storeBytes(of: UInt16(idIndex).littleEndian, toByteOffset: 6, as: UInt16.self)
-            raw.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: UInt64(size).littleEndian, toByteOffset: 16, as: UInt64.self)
-            let sum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[..<(size - 8)]))
-            raw.storeBytes(of: sum.littleEndian, toByteOffset: size - 8, as: UInt64.self)
-        }
-        return bytes
-    }
-
-    static func hash(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { XXH64.hash($0) } }
-
-    /// Why `bytes` is not a complete version, or nil.
-    static func problem(in bytes: [UInt8], idIndex: Int) -> String? {
-        guard bytes.count >= minimumSelfChecking else { return nil }
-        return bytes.withUnsafeBytes { raw -> String? in
-            guard Array(raw[0..<4]) == Array("BSCR".utf8) else { return "no BSCR magic (foreign or torn content)" }
-            let length = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
-            guard length == UInt64(bytes.count) else { return "embedded length \(length) but \(bytes.count) bytes (torn)" }
-            let index = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 6, as: UInt16.self)))
-            guard index == idIndex else { return "content written for identifier #\(index), found under #\(idIndex)" }
-            let stored = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
-            let sum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[..<(bytes.count - 8)]))
-            return stored == sum ? nil : "embedded checksum mismatch (torn content)"
-        }
-    }
-}
-
 /// A child process with its standard error captured in a file; always reaped.
 final class Child {
     let process = Process()

@@ -43,8 +43,8 @@ struct DiskTroubleTests {
             let firstFile = scratch.path + "/first"
             try Data(first).write(to: URL(fileURLWithPath: firstFile))
             bigFile = scratch.path + "/big"
-            var rng = SeededRandom(seed: 11)
-            try Data(VersionContent.make(size: bigSize, writer: 0, idIndex: 0, sequence: 1, rng: &rng)).write(to: URL(fileURLWithPath: bigFile))
+            var rng = SplitMix64(seed: 11)
+            try Data(CrashContent.make(size: bigSize, writer: 0, idIndex: 0, sequence: 1, rng: &rng)).write(to: URL(fileURLWithPath: bigFile))
             let put = try runTool(blob, ["--root", self.root, "put", "disk/doc", firstFile], scratch: scratch.path)
             #expect(put.status == 0, "first put: \(put.stderr)")
         }

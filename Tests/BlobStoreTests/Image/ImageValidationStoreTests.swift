@@ -92,7 +92,7 @@ struct ImageValidationStoreTests {
     @Test("every fixture streamed in random chunks gets the metadata of a whole put", arguments: StoreKind.allCases)
     func fixturesStreamed(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            var rng = SeededRandom(seed: 42)
+            var rng = SplitMix64(seed: 42)
             for fixture in ImageFixture.whole {
                 let data = Data(try fixture.bytes())
                 let whole = try await store.putImage(data, identifier: "whole")
