@@ -117,7 +117,7 @@ struct CompletionAndManTests {
 
     @Test("blobd's help text becomes blobd(8) with every option")
     func blobdPage() throws {
-        let blobd = try #require(BlobdForCLI.url)
+        let blobd = try #require(BlobdBinary.url)
         let help = try runProgram(blobd.path, ["--help"])
         #expect(help.status == 0)
         let run = try runBlob(["help", "--man", "blobd"], input: help.output)

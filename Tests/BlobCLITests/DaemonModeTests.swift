@@ -6,17 +6,10 @@ import Glibc
 #endif
 
 /// The built `blobd` next to the tests, for running `blob` against a real daemon.
-enum BlobdForCLI {
-    static let url: URL? = {
-        let candidate = BlobBinary.url?.deletingLastPathComponent().appendingPathComponent("blobd")
-        return candidate.flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
-    }()
-}
-
 /// `blob` without `--root`: every command through the daemon's client.
 @Suite(
     "blob against blobd", .serialized,
-    .enabled(if: BlobBinary.url != nil && BlobdForCLI.url != nil, "blob or blobd binary not built; run `swift build` first"))
+    .enabled(if: BlobBinary.url != nil && BlobdBinary.url != nil, "blob or blobd binary not built; run `swift build` first"))
 struct DaemonModeTests {
     let folder: TempFolder
     let socket: String
@@ -25,11 +18,11 @@ struct DaemonModeTests {
     let restarted = Box<Process?>(nil)
 
     init() throws {
-        folder = try TempFolder()
+        folder = TempFolder()
         var template = Array("/tmp/bcli-XXXXXX".utf8CString)
         let short = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
         socket = short + "/blobd.sock"
-        daemon.executableURL = BlobdForCLI.url
+        daemon.executableURL = BlobdBinary.url
         daemon.arguments = ["--root", folder.url.appendingPathComponent("root").path, "--socket", socket, "--durability", "relaxed"]
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()

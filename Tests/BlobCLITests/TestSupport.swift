@@ -7,38 +7,6 @@ import Testing
 import Glibc
 #endif
 
-/// Ignores `SIGPIPE` in the test process, once. A test feeds a child's stdin through a pipe; when the
-/// child exits before reading it all (a refused put, a usage error), the write must fail with `EPIPE`
-/// rather than kill every test running in this process.
-enum BrokenPipes {
-    static let ignored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
-}
-
-/// A value shared between threads under a lock (test helper).
-final class Box<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func with<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-    var current: Value { with { $0 } }
-}
-
-/// A fresh temporary folder, removed by `cleanUp()`.
-struct TempFolder {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("blobcli-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    var path: String { url.path }
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-    func cleanUp() { try? FileManager.default.removeItem(at: url) }
-}
-
 /// What one in-process `BlobCLI.run` printed.
 struct CapturedRun {
     var status: Int32
@@ -56,23 +24,6 @@ func runInProcess(
     let console = Console(output: output, error: error, input: input)
     let status = await BlobCLI.run(["blob"] + arguments, environment: environment, console: console, daemon: daemon)
     return CapturedRun(status: status, output: output.data, error: error.text)
-}
-
-/// The built `blob` executable: beside the running test bundle, else `.build/debug/blob` of this package.
-enum BlobBinary {
-    static let url: URL? = {
-        var candidates: [URL] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("blob"))
-        }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(packageRoot.appendingPathComponent(".build/debug/blob"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    static var missingReason: Comment {
-        "the built blob binary was not found beside the test bundle or at .build/debug/blob; run 'swift build' first"
-    }
 }
 
 /// What one run of the `blob` binary printed.

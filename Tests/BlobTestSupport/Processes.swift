@@ -1,16 +1,42 @@
-import BlobStore
 import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A child process with its standard error captured in a file; always reaped.
-final class Child {
-    let process = Process()
-    let errorPath: String
+/// Ignores `SIGPIPE` in the test process, once. A test feeds a child's stdin through a pipe; when the
+/// child exits before reading it all (a refused put, a usage error), the write must fail with `EPIPE`
+/// rather than kill every test running in this process.
+package enum BrokenPipes {
+    /// Evaluate before writing to a child's pipe.
+    package static let ignored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+}
 
-    init(_ executable: URL, _ arguments: [String], errorPath: String) throws {
+/// A value shared between threads under a lock (test helper).
+package final class Box<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    /// A box holding `value`.
+    package init(_ value: Value) { self.value = value }
+    /// Runs `body` on the value under the lock.
+    package func with<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+    /// The value now.
+    package var current: Value { with { $0 } }
+}
+
+/// A child process with its standard error captured in a file; always reaped.
+package final class Child {
+    /// The process.
+    package let process = Process()
+    /// Where its standard error goes.
+    package let errorPath: String
+
+    /// Starts `executable` with `arguments`, standard error appended to `errorPath`.
+    package init(_ executable: URL, _ arguments: [String], errorPath: String) throws {
         self.errorPath = errorPath
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         process.executableURL = executable
@@ -21,14 +47,17 @@ final class Child {
         try process.run()
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var errorText: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+    /// The process id.
+    package var pid: Int32 { process.processIdentifier }
+    /// What it wrote to standard error so far.
+    package var errorText: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
 
-    func kill9() { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    /// SIGKILL, if it still runs.
+    package func kill9() { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
     /// Waits (killing it after `seconds`) and returns how it ended.
     @discardableResult
-    func wait(seconds: Double = 60) -> (status: Int32, killed: Bool) {
+    package func wait(seconds: Double = 60) -> (status: Int32, killed: Bool) {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
@@ -43,14 +72,14 @@ final class Child {
 }
 
 /// Runs `executable` to completion; its exit status and standard error.
-func runTool(_ executable: URL, _ arguments: [String], scratch: String) throws -> (status: Int32, stderr: String) {
+package func runTool(_ executable: URL, _ arguments: [String], scratch: String) throws -> (status: Int32, stderr: String) {
     let child = try Child(executable, arguments, errorPath: scratch + "/stderr-\(UUID().uuidString.prefix(8))")
     let (status, killed) = child.wait()
     return (killed ? -status : status, child.errorText)
 }
 
 /// Waits until a store's lock can be taken (the engine of a dropped `PersistentDataStore` is gone), up to `seconds`.
-func waitForStoreUnlocked(_ storePath: String, seconds: Double = 10) -> Bool {
+package func waitForStoreUnlocked(_ storePath: String, seconds: Double = 10) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     repeat {
         let fd = open(storePath + "/.lock", O_RDONLY | O_CLOEXEC)
@@ -65,7 +94,7 @@ func waitForStoreUnlocked(_ storePath: String, seconds: Double = 10) -> Bool {
 
 /// Starts a program with `posix_spawn` (default signal mask and dispositions; stdout to /dev/null,
 /// stderr appended to `errorPath`) and returns its pid; reap it with ``waitForProcess(_:)``.
-func spawnProcess(_ path: String, _ arguments: [String], errorPath: String) throws -> pid_t {
+package func spawnProcess(_ path: String, _ arguments: [String], errorPath: String) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -92,7 +121,7 @@ func spawnProcess(_ path: String, _ arguments: [String], errorPath: String) thro
 }
 
 /// Reaps a spawned process (killing it after `seconds`); its exit status, or -signal.
-func waitForProcess(_ pid: pid_t, seconds: Double = 60) -> Int32 {
+package func waitForProcess(_ pid: pid_t, seconds: Double = 60) -> Int32 {
     let deadline = Date().addingTimeInterval(seconds)
     var status: Int32 = 0
     while true {
