@@ -26,67 +26,18 @@ func runInProcess(
     return CapturedRun(status: status, output: output.data, error: error.text)
 }
 
-/// What one run of the `blob` binary printed.
-struct ProcessRun {
-    var status: Int32
-    var output: Data
-    var error: Data
-    var outputText: String { String(decoding: output, as: UTF8.self) }
-    var errorText: String { String(decoding: error, as: UTF8.self) }
-
-    /// Standard output parsed as one JSON object.
-    func json() throws -> [String: Any] {
-        let object = try JSONSerialization.jsonObject(with: output)
-        guard let dictionary = object as? [String: Any] else { throw ParseFailure(text: outputText) }
-        return dictionary
-    }
-
-    struct ParseFailure: Error { var text: String }
-}
-
-/// Runs the `blob` binary with `arguments`, feeding `input` through a pipe (optionally in two halves
-/// with a pause between them), with standard output and error as pipes.
+/// Runs the `blob` binary with `arguments` (no daemon socket from this process's environment), feeding
+/// `input` through a pipe (optionally in two halves with a pause between them); see ``runProgram``.
 func runBlob(
     _ arguments: [String], input: Data? = nil, pauseMidInput: Double = 0, environment extra: [String: String] = [:],
     directory: URL? = nil
 ) throws -> ProcessRun {
     guard let binary = BlobBinary.url else { throw BinaryMissing() }
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
     var environment = ProcessInfo.processInfo.environment
     environment["BLOB_SOCKET"] = nil
     environment["XDG_RUNTIME_DIR"] = "/nonexistent-runtime"
     for (key, value) in extra { environment[key] = value }
-    process.environment = environment
-    if let directory { process.currentDirectoryURL = directory }
-    BrokenPipes.ignored
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    let group = DispatchGroup()
-    let outBox = Box(Data()), errBox = Box(Data())
-    let outReader = stdout.fileHandleForReading, errReader = stderr.fileHandleForReading
-    DispatchQueue.global().async(group: group) { let data = outReader.readDataToEndOfFile(); outBox.with { $0 = data } }
-    DispatchQueue.global().async(group: group) { let data = errReader.readDataToEndOfFile(); errBox.with { $0 = data } }
-    let writer = stdin.fileHandleForWriting
-    let input = input ?? Data()
-    DispatchQueue.global().async(group: group) {
-        if pauseMidInput > 0 {
-            let half = input.count / 2
-            try? writer.write(contentsOf: input.prefix(half))
-            Thread.sleep(forTimeInterval: pauseMidInput)
-            try? writer.write(contentsOf: input.dropFirst(half))
-        } else {
-            try? writer.write(contentsOf: input)
-        }
-        try? writer.close()
-    }
-    process.waitUntilExit()
-    group.wait()
-    return ProcessRun(status: process.terminationStatus, output: outBox.current, error: errBox.current)
+    return try runProgram(binary.path, arguments, input: input ?? Data(), pauseMidInput: pauseMidInput, replacingEnvironment: environment, directory: directory)
 }
 
 struct BinaryMissing: Error {}

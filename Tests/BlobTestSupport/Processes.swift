@@ -28,6 +28,71 @@ package final class Box<Value>: @unchecked Sendable {
     package var current: Value { with { $0 } }
 }
 
+/// What one run of a program printed.
+package struct ProcessRun {
+    /// The exit status.
+    package var status: Int32
+    /// Standard output.
+    package var output: Data
+    /// Standard error.
+    package var error: Data
+    package var outputText: String { String(decoding: output, as: UTF8.self) }
+    package var errorText: String { String(decoding: error, as: UTF8.self) }
+
+    /// Standard output parsed as one JSON object.
+    package func json() throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: output)
+        guard let dictionary = object as? [String: Any] else { throw ParseFailure(text: outputText) }
+        return dictionary
+    }
+
+    /// Standard output that is not one JSON object.
+    package struct ParseFailure: Error { package var text: String }
+}
+
+/// Runs `program` with `arguments` to completion, feeding `input` through a pipe (optionally in two
+/// halves with a pause between them), with standard output and error as pipes. The environment is
+/// this process's with `environment` added, or `replacingEnvironment` when given.
+package func runProgram(
+    _ program: String, _ arguments: [String], input: Data = Data(), pauseMidInput: Double = 0, environment extra: [String: String] = [:],
+    replacingEnvironment: [String: String]? = nil, directory: URL? = nil
+) throws -> ProcessRun {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: program)
+    process.arguments = arguments
+    var environment = replacingEnvironment ?? ProcessInfo.processInfo.environment
+    for (key, value) in extra { environment[key] = value }
+    process.environment = environment
+    if let directory { process.currentDirectoryURL = directory }
+    BrokenPipes.ignored
+    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+    let group = DispatchGroup()
+    let outBox = Box(Data()), errBox = Box(Data())
+    let outReader = stdout.fileHandleForReading, errReader = stderr.fileHandleForReading
+    DispatchQueue.global().async(group: group) { let data = outReader.readDataToEndOfFile(); outBox.with { $0 = data } }
+    DispatchQueue.global().async(group: group) { let data = errReader.readDataToEndOfFile(); errBox.with { $0 = data } }
+    let writer = stdin.fileHandleForWriting
+    // A child that exits before reading all its input makes these writes fail (EPIPE), which is fine.
+    DispatchQueue.global().async(group: group) {
+        if pauseMidInput > 0 {
+            let half = input.count / 2
+            try? writer.write(contentsOf: input.prefix(half))
+            Thread.sleep(forTimeInterval: pauseMidInput)
+            try? writer.write(contentsOf: input.dropFirst(half))
+        } else {
+            try? writer.write(contentsOf: input)
+        }
+        try? writer.close()
+    }
+    process.waitUntilExit()
+    group.wait()
+    return ProcessRun(status: process.terminationStatus, output: outBox.current, error: errBox.current)
+}
+
 /// A child process with its standard error captured in a file; always reaped.
 package final class Child {
     /// The process.
