@@ -30,19 +30,27 @@ package final class DaemonProcess {
         if waitForSocket { try waitUntilServing() }
     }
 
+    /// Waits until the daemon accepts connections (up to 15 s); throws with its log if it exits first.
     package func waitUntilServing() throws {
-        let deadline = Date().addingTimeInterval(15)
+        try Self.waitUntilServing(process, socketPath: socketPath, seconds: 15) { log }
+    }
+
+    /// Waits until `process`, a `blobd`, accepts connections on `socketPath` (up to `seconds`); throws
+    /// with `log()` if it exits first or does not start listening in time.
+    package static func waitUntilServing(_ process: Process, socketPath: String, seconds: Double, log: () -> String) throws {
+        let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if !process.isRunning { throw HarnessError("blobd exited early (\(process.terminationStatus)): \(log)") }
+            if !process.isRunning { throw HarnessError("blobd exited early (\(process.terminationStatus)): \(log())") }
             if let fd = try? UnixSocket.connect(path: socketPath) {
                 try? fd.close()
                 return
             }
-            usleep(20_000)
+            usleep(10_000)
         }
-        throw HarnessError("blobd did not start listening: \(log)")
+        throw HarnessError("blobd did not start listening within \(Int(seconds)) s: \(log())")
     }
 
+    /// Everything the daemon logged so far.
     package var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Waits for the process to exit (up to `seconds`) and returns its status, or nil if it is still running.

@@ -55,16 +55,7 @@ final class CrashDaemon {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if !process.isRunning { throw HarnessError("blobd exited early (\(process.terminationStatus)): \(logText)") }
-            if let fd = try? UnixSocket.connect(path: socketPath) {
-                try? fd.close()
-                return
-            }
-            usleep(10_000)
-        }
-        throw HarnessError("blobd did not start listening within 30 s: \(logText)")
+        try DaemonProcess.waitUntilServing(process, socketPath: socketPath, seconds: 30) { logText }
     }
 
     var logText: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
