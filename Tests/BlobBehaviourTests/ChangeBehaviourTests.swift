@@ -16,7 +16,7 @@ struct ChangeBehaviourTests {
 
     /// Waits until exactly `count` change streams are live. The embedded stores' streams subscribe
     /// inside `changes()`; a remote store's subscribes when the daemon answers its request, after
-    /// `changes()` returned (documented at `RemoteBlobStore.changes()`), so for it this polls the
+    /// `changes()` returned (docs/CLIENT.md, "What differs from the embedded store"), so for it this polls the
     /// daemon's `blobd_event_subscribers` gauge, which counts only this test's streams here.
     func live(_ count: Int, _ store: any BlobStoring) async throws {
         guard let remote = store as? RemoteBlobStore else { return }
@@ -33,7 +33,7 @@ struct ChangeBehaviourTests {
 
     /// The sequence numbers `events` must carry: 1, 2, … on an embedded store. On a remote store they
     /// are the daemon's event ids, which count the events of every store from the daemon's start time
-    /// in microseconds (docs/PROTOCOL.md, "Change events"): consecutive here too, as this suite has
+    /// in microseconds (docs/PROTOCOL.md, "Change events"; docs/CLIENT.md): consecutive here too, as this suite has
     /// its daemon to itself and runs one test at a time.
     func numbering(_ events: [BlobChange], _ store: any BlobStoring) -> [UInt64] {
         let first: UInt64 = store is RemoteBlobStore ? events.first?.sequence ?? 1 : 1
@@ -66,8 +66,8 @@ struct ChangeBehaviourTests {
         "removeAll is a change even on an empty store",
         arguments: StoreKind.allCases(
             except: .remote,
-            because: "blobd answers DELETE …/blobs of a store never written with 204 and creates and commits nothing, "
-                + "so there is no event (docs/PROTOCOL.md, DELETE /v1/stores/{store}/blobs)"))
+            because: "blobd creates and commits nothing for DELETE …/blobs of a store never written, so there is no event "
+                + "(docs/CLIENT.md, What differs from the embedded store; docs/PROTOCOL.md, DELETE /v1/stores/{store}/blobs)"))
     func removeAllOnEmptyStore(kind: StoreKind) async throws {
         try await withStore(kind) { (store: any BlobStoring) async throws in
             try await live(0, store)
