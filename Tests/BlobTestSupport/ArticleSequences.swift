@@ -20,6 +20,7 @@ package enum ArticleStep: Sendable, CustomStringConvertible {
     case remove(String)
     case removeAll
 
+    /// Whether the call only reads.
     package var isRead: Bool {
         switch self {
         case .load, .loadImage: return true
@@ -27,6 +28,7 @@ package enum ArticleStep: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The step or outcome as a failure message shows it.
     package var description: String {
         switch self {
         case .store(let id, let value, _): return "store(\(id)=\(value))"
@@ -51,6 +53,7 @@ package enum ArticleOutcome: Equatable, Sendable, CustomStringConvertible {
     case removed(existed: Bool)
     case removedAll
 
+    /// The step or outcome as a failure message shows it.
     package var description: String {
         switch self {
         case .stored(let id): return "stored \(id)"
@@ -118,6 +121,7 @@ package func articlePNG(width: UInt32) -> Data {
     return Data(signature + chunk("IHDR", bigEndian(width) + bigEndian(1) + [8, 0, 0, 0, 0]) + chunk("IDAT", zlib) + chunk("IEND", []))
 }
 
+/// Generating, running and checking sequences of article calls.
 package enum ArticleSequences {
     /// A random sequence of `count` calls on a few identifiers (so that calls collide), values tagged with `tag`.
     package static func random(count: Int, tag: String, using generator: inout SplitMix64) -> [ArticleStep] {

@@ -7,9 +7,12 @@ import Foundation
 /// sequence (UInt64), total length (UInt64), random bytes, XXH64 of everything before the last 8 bytes.
 /// Smaller blobs are random bytes only; they are recognised by their XXH64 among the versions sent.
 package enum CrashContent {
+    /// Bytes before the random part.
     package static let headerSize = 24
+    /// The smallest size that carries the header and checksum.
     package static let minimumSelfChecking = 40
 
+    /// A version of `size` bytes from `writer` for identifier `idIndex`, random bytes from `rng`.
     package static func make(size: Int, writer: Int, idIndex: Int, sequence: UInt64, rng: inout SplitMix64) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: size)
         bytes.withUnsafeMutableBytes { raw in
@@ -36,6 +39,7 @@ package enum CrashContent {
         return bytes
     }
 
+    /// The XXH64 of `bytes` (an ETag's value).
     package static func hash(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { XXH64.hash($0) } }
 
     /// Why `bytes` is not a complete version, or nil when it checks out (small blobs always do).

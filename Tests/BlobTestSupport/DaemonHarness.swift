@@ -7,10 +7,15 @@ import Glibc
 
 /// One `blobd` process on a temp root and socket.
 package final class DaemonProcess {
+    /// The folder holding the root, the socket and the log (by default).
     package let folder: TempFolder
+    /// The store root.
     package let root: String
+    /// The socket it listens on.
     package let socketPath: String
+    /// The daemon process.
     package let process = Process()
+    /// Where its standard error goes.
     package let logPath: String
 
     /// Starts blobd; `waitForSocket` waits until it accepts connections.
@@ -60,6 +65,7 @@ package final class DaemonProcess {
         return process.isRunning ? nil : process.terminationStatus
     }
 
+    /// SIGTERM, then SIGKILL if it has not exited within 10 s.
     package func terminate() {
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
@@ -68,20 +74,27 @@ package final class DaemonProcess {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
+    /// A new raw connection to the daemon.
     package func connect() throws -> RawClient { try RawClient(path: socketPath) }
 
     deinit { terminate() }
 }
 
+/// A test harness failure, with what went wrong.
 package struct HarnessError: Error, CustomStringConvertible {
+    /// What went wrong.
     package let description: String
+    /// A failure saying `description`.
     package init(_ description: String) { self.description = description }
 }
 
 /// A response as read off the wire by ``RawClient`` (an independent, minimal HTTP reader).
 package struct RawResponse {
+    /// The status code.
     package var status: Int
+    /// The header fields, in order.
     package var headers: [(name: String, value: String)]
+    /// The body bytes.
     package var body: [UInt8]
 
     /// A response with these parts.
@@ -91,17 +104,23 @@ package struct RawResponse {
         self.body = body
     }
 
+    /// The first value of header `name` (case-insensitive).
     package func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    /// The body as UTF-8 text.
     package var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body as a JSON object.
     package var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] }
+    /// The `error.code` of a JSON error body.
     package var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
 }
 
 /// A blocking client speaking raw HTTP/1.1 bytes over the daemon's socket.
 package final class RawClient {
+    /// The connected socket.
     package let fd: FileDescriptor
     private var buffer: [UInt8] = []
 
+    /// Connects to the socket at `path` (reads time out after 20 s).
     package init(path: String) throws {
         fd = try UnixSocket.connect(path: path)
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
@@ -110,8 +129,10 @@ package final class RawClient {
 
     deinit { try? fd.close() }
 
+    /// Sends `text` as UTF-8.
     package func send(_ text: String) throws { try send(Array(text.utf8)) }
 
+    /// Sends all of `bytes`.
     package func send(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { raw in
             var offset = 0
@@ -208,7 +229,9 @@ package final class RawClient {
 /// The kernel's view of the daemon's side of a connection, read with `ss` (iproute2): the socket
 /// options of another process's socket cannot be read from here.
 package enum SocketMemory {
+    /// Where `ss` is installed, if it is.
     package static let ssPath = ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss", "/sbin/ss"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    /// Why a test that needs `ss` cannot run.
     package static var skipReason: String? { ssPath == nil ? "`ss` (iproute2) not installed: cannot read the daemon's socket buffers" : nil }
     /// `net.core.wmem_max`: the largest send buffer an unprivileged process may ask for.
     package static var wmemMax: Int? {

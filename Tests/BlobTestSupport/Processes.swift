@@ -36,7 +36,9 @@ package struct ProcessRun {
     package var output: Data
     /// Standard error.
     package var error: Data
+    /// Standard output as UTF-8 text.
     package var outputText: String { String(decoding: output, as: UTF8.self) }
+    /// Standard error as UTF-8 text.
     package var errorText: String { String(decoding: error, as: UTF8.self) }
 
     /// Standard output parsed as one JSON object.

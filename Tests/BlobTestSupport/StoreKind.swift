@@ -20,6 +20,7 @@ package enum StoreKind: CaseIterable, Sendable, CustomStringConvertible {
     /// durability: durability has its own tests); a fresh store of that daemon per test.
     case remote
 
+    /// The kind as test names show it.
     package var description: String {
         switch self {
         case .memory: return "memory"
@@ -130,8 +131,10 @@ package final class SharedDaemon: @unchecked Sendable {
 
 /// Runs a suite with one shared `blobd` for its remote cases (``SharedDaemon``), stopped when the suite ends.
 package struct BehaviourBackends: SuiteTrait, TestScoping {
+    /// Once for the suite, not per test.
     package var isRecursive: Bool { false }
 
+    /// Runs the suite with a ``SharedDaemon`` as ``SharedDaemon/current``.
     package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
