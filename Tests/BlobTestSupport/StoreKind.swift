@@ -48,6 +48,11 @@ package enum StoreKind: CaseIterable, Sendable, CustomStringConvertible {
         return actual == truncated
     }
 
+    /// Whether the `modified` dates this backend reports are the ones it sorts by. A remote store's
+    /// come as RFC 3339 milliseconds (docs/PROTOCOL.md, "Metadata object") while blobd sorts by the
+    /// exact time, so two blobs of one millisecond may be listed in either identifier order.
+    package var reportsExactDates: Bool { self != .remote }
+
     /// Every kind but `excluded`, for a behaviour `excluded` does not have by design; `reason` says
     /// where that is documented (it is there to be read at the test, not printed).
     package static func allCases(except excluded: StoreKind, because reason: String) -> [StoreKind] {
