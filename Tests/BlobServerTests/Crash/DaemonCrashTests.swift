@@ -21,69 +21,6 @@ func monotonicNanos() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
-/// A `blobd --durability durable` process that can be SIGKILLed and restarted on the same root and socket.
-final class CrashDaemon {
-    let root: String
-    let socketPath: String
-    let logPath: String
-    private(set) var process: Process?
-    /// A program and arguments to run blobd through (blobd's path and arguments follow), e.g. a shell that sets limits.
-    var wrapper: [String] = []
-    /// `--durability` (durable unless a test needs relaxed puts, which write anonymous temp files).
-    var durability = "durable"
-
-    init(root: String, socketPath: String, logPath: String) {
-        self.root = root
-        self.socketPath = socketPath
-        self.logPath = logPath
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    }
-
-    func start() throws {
-        let process = Process()
-        let arguments = ["--root", root, "--socket", socketPath, "--durability", durability, "--log-level", "error"]
-        if let program = wrapper.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = Array(wrapper.dropFirst()) + [BlobdBinary.url!.path] + arguments
-        } else {
-            process.executableURL = BlobdBinary.url!
-            process.arguments = arguments
-        }
-        let log = FileHandle(forWritingAtPath: logPath)
-        log?.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        try DaemonProcess.waitUntilServing(process, socketPath: socketPath, seconds: 30) { logText }
-    }
-
-    var logText: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-    /// SIGKILL and reap.
-    func kill9() {
-        guard let process else { return }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
-    }
-
-    /// SIGTERM (SIGKILL after 10 s) and reap; returns the exit status.
-    @discardableResult
-    func stop() -> Int32? {
-        guard let process else { return nil }
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
-        return process.terminationStatus
-    }
-
-    deinit { kill9() }
-}
-
 /// One PUT or DELETE as a writer saw it.
 struct CrashOp: Sendable {
     enum Kind: Sendable { case put, delete }
