@@ -64,6 +64,11 @@ struct ContentAccessBehaviourTests {
             try await store.put(Data(), identifier: "empty")
             #expect(try await collect(store.stream("empty", range: nil, chunkSize: 16)).data.isEmpty)
             #expect(try await collect(store.stream("stream-me", range: 50..<50, chunkSize: 16)).data.isEmpty)
+            // An empty range may start at the very end, not past it.
+            #expect(try await collect(store.stream("stream-me", range: 10_007..<10_007, chunkSize: 16)).data.isEmpty)
+            await #expect(throws: BlobStoreError.rangeNotSatisfiable(store: store.name, identifier: "stream-me", size: 10_007)) {
+                try await store.stream("stream-me", range: 10_008..<10_008, chunkSize: 16)
+            }
         }
     }
 
