@@ -41,17 +41,23 @@ let package = Package(
         .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "BlobProtocol"]),
         .executableTarget(name: "blob", dependencies: ["BlobCLI"]),
 
+        // What the test targets share (not a product): temp folders, the built tools as processes, the
+        // daemon harness, crash and damage helpers, the article call model, and the store kinds the
+        // behaviour suite runs against.
+        .target(name: "BlobTestSupport", dependencies: ["BlobStore", "BlobSystem", "BlobClient"], path: "Tests/BlobTestSupport"),
+        // The behaviour suite, written once, run against every backend (StoreKind).
+        .testTarget(name: "BlobBehaviourTests", dependencies: ["BlobStore", "BlobClient", "BlobTestSupport"]),
         .testTarget(name: "BlobSystemTests", dependencies: ["BlobSystem"]),
         .testTarget(
             name: "BlobStoreTests",
-            dependencies: ["BlobStore", "BlobSystem"],
+            dependencies: ["BlobStore", "BlobSystem", "BlobTestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "BlobProtocolTests", dependencies: ["BlobProtocol", "BlobClient", "BlobStore", "BlobSystem", "HTTP1"]),
-        .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobProtocol", "BlobStore", "BlobSystem"]),
-        .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore"]),
-        .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1"]),
+        .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobProtocol", "BlobStore", "BlobSystem", "BlobTestSupport"]),
+        .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore", "BlobTestSupport"]),
+        .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport"]),
 
         // Fuzzing (docs/RELIABILITY.md): the checks, a libFuzzer/replay driver, and the corpus replayed as tests.
         .target(name: "BlobFuzzTargets", dependencies: ["BlobStore", "HTTP1"]),

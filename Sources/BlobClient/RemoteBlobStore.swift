@@ -136,7 +136,8 @@ public final class RemoteBlobStore: BlobStoring {
         if range.isEmpty {
             // HTTP cannot ask for zero bytes; answer as the embedded store does.
             let size = try await head(identifier).size
-            if range.lowerBound >= size { throw BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: size) }
+            // An empty range may start at the very end, as in the embedded stores.
+            if range.lowerBound > size { throw BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: size) }
             return Data()
         }
         var request = Request(method: .get, target: blobTarget(identifier))
@@ -153,7 +154,7 @@ public final class RemoteBlobStore: BlobStoring {
         try BlobIdentifier.validate(identifier)
         if let range, range.isEmpty || range.lowerBound < 0 {
             let metadata = try await head(identifier)
-            if range.lowerBound < 0 || range.lowerBound >= metadata.size {
+            if range.lowerBound < 0 || range.lowerBound > metadata.size {
                 throw BlobStoreError.rangeNotSatisfiable(store: name, identifier: identifier, size: metadata.size)
             }
             let empty = range.lowerBound..<range.lowerBound
@@ -200,7 +201,8 @@ public final class RemoteBlobStore: BlobStoring {
         return BlobByteStream(metadata: metadata, range: served, next: { try await body.next() })
     }
 
-    /// Streams the blob into a temporary file beside `fileURL`, then renames it over `fileURL`.
+    /// Streams the blob into a temporary file beside `fileURL`, then renames it over `fileURL`; the
+    /// metadata returned is the stream's (its `modified` date has one-second precision).
     public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
         let stream = try await stream(identifier, range: nil, chunkSize: 1 << 20)
         let directory = fileURL.deletingLastPathComponent().path
@@ -264,6 +266,10 @@ public final class RemoteBlobStore: BlobStoring {
     public func list(_ query: ListQuery) async throws -> ListPage {
         guard (1...ListQuery.maximumLimit).contains(query.limit) else {
             throw BlobStoreError.invalidQuery(store: name, reason: "limit must be 1...\(ListQuery.maximumLimit) (got \(query.limit))")
+        }
+        // The daemon reads an empty cursor as none; the embedded stores refuse it, and so does this one.
+        if query.cursor == "" {
+            throw BlobStoreError.invalidQuery(store: name, reason: "malformed cursor '' for sort '\(query.sort.rawValue)'")
         }
         let request = Request(method: .get, target: blobsTarget + "?" + ListParameters.queryString(query))
         let response = try await client.send(request, context: ErrorMapping.Context(store: name), accepting: [404])

@@ -13,7 +13,7 @@ struct BackendTests {
             #expect(socket == "/tmp/test.sock")
             return backend
         }
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let content = Data((0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) })
         try content.write(to: folder.file("in.bin"))
@@ -50,7 +50,7 @@ struct BackendTests {
     @Test("put reads standard input when FILE is absent or '-'")
     func putFromInput() async throws {
         let backend = MemoryBackend()
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let content = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try content.write(to: folder.file("stdin.bin"))

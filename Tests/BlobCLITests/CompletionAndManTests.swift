@@ -11,32 +11,6 @@ func findProgram(_ name: String) -> String? {
     return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// Runs `program arguments` with `input` on standard input; returns status, output and error.
-func runProgram(_ program: String, _ arguments: [String], input: Data = Data(), environment extra: [String: String] = [:]) throws -> ProcessRun {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
-    for (key, value) in extra { environment[key] = value }
-    process.environment = environment
-    BrokenPipes.ignored
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    let errorBox = Box(Data())
-    let group = DispatchGroup()
-    let errorReader = stderr.fileHandleForReading
-    DispatchQueue.global().async(group: group) { let data = errorReader.readDataToEndOfFile(); errorBox.with { $0 = data } }
-    try stdin.fileHandleForWriting.write(contentsOf: input)
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    group.wait()
-    return ProcessRun(status: process.terminationStatus, output: output, error: errorBox.current)
-}
-
 @Suite("completion scripts and man pages", .serialized, .enabled(if: BlobBinary.url != nil, BlobBinary.missingReason))
 struct CompletionAndManTests {
     func script(_ shell: String) throws -> URL {
@@ -117,7 +91,7 @@ struct CompletionAndManTests {
 
     @Test("blobd's help text becomes blobd(8) with every option")
     func blobdPage() throws {
-        let blobd = try #require(BlobdForCLI.url)
+        let blobd = try #require(BlobdBinary.url)
         let help = try runProgram(blobd.path, ["--help"])
         #expect(help.status == 0)
         let run = try runBlob(["help", "--man", "blobd"], input: help.output)

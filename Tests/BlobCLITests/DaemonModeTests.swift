@@ -5,46 +5,22 @@ import Testing
 import Glibc
 #endif
 
-/// The built `blobd` next to the tests, for running `blob` against a real daemon.
-enum BlobdForCLI {
-    static let url: URL? = {
-        let candidate = BlobBinary.url?.deletingLastPathComponent().appendingPathComponent("blobd")
-        return candidate.flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
-    }()
-}
-
 /// `blob` without `--root`: every command through the daemon's client.
 @Suite(
     "blob against blobd", .serialized,
-    .enabled(if: BlobBinary.url != nil && BlobdForCLI.url != nil, "blob or blobd binary not built; run `swift build` first"))
+    .enabled(if: BlobBinary.url != nil && BlobdBinary.url != nil, "blob or blobd binary not built; run `swift build` first"))
 struct DaemonModeTests {
-    let folder: TempFolder
+    /// The running daemon (another one on the same root and socket after ``restartDaemon()``).
+    let daemon: Box<DaemonProcess>
     let socket: String
-    let daemon = Process()
-    /// The daemon started after ``restartDaemon()``, if any.
-    let restarted = Box<Process?>(nil)
 
     init() throws {
-        folder = try TempFolder()
-        var template = Array("/tmp/bcli-XXXXXX".utf8CString)
-        let short = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        socket = short + "/blobd.sock"
-        daemon.executableURL = BlobdForCLI.url
-        daemon.arguments = ["--root", folder.url.appendingPathComponent("root").path, "--socket", socket, "--durability", "relaxed"]
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        let deadline = Date().addingTimeInterval(15)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        let started = try DaemonProcess()
+        daemon = Box(started)
+        socket = started.socketPath
     }
 
-    func stop() {
-        for process in [daemon, restarted.current].compactMap({ $0 }) where process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
-        folder.cleanUp()
-        try? FileManager.default.removeItem(atPath: (socket as NSString).deletingLastPathComponent)
-    }
+    func stop() { daemon.current.terminate() }
 
     func blob(_ arguments: [String], input: Data? = nil) throws -> ProcessRun {
         try runBlob(["--socket", socket] + arguments, input: input)
@@ -52,14 +28,10 @@ struct DaemonModeTests {
 
     /// Stops the daemon and starts it again on the same root and socket.
     func restartDaemon() throws {
-        kill(daemon.processIdentifier, SIGTERM)
-        daemon.waitUntilExit()
-        let next = Process()
-        next.executableURL = daemon.executableURL
-        next.arguments = daemon.arguments
-        next.standardError = FileHandle.nullDevice
-        try next.run()
-        restarted.with { $0 = next }
+        let old = daemon.current
+        old.terminate()
+        let next = try DaemonProcess(folder: old.folder, root: old.root, socket: old.socketPath)
+        daemon.with { $0 = next }
     }
 
     @Test func lsOfAMissingStoreFailsThroughTheDaemon() throws {

@@ -7,7 +7,7 @@ struct EndToEndTests {
     let folder: TempFolder
     var root: String { folder.url.appendingPathComponent("root").path }
 
-    init() throws { folder = try TempFolder() }
+    init() throws { folder = TempFolder() }
 
     func blob(_ arguments: [String], input: Data? = nil, pause: Double = 0) throws -> ProcessRun {
         try runBlob(["--root", root] + arguments, input: input, pauseMidInput: pause)

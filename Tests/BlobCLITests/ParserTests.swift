@@ -195,7 +195,7 @@ struct ParserTests {
 
     @Test("watch with --root is a usage error with the daemon hint")
     func watchNeedsDaemon() async throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let run = await runInProcess(["--root", folder.path, "watch"])
         #expect(run.status == 64)

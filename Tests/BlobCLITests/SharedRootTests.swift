@@ -27,7 +27,7 @@ struct SharedRootTests {
 
     @Test("8 parallel 'blob --root R put' processes on one store all succeed, and all 8 blobs are there (5 rounds)")
     func parallelWriters() throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.path + "/root"
         for round in 0..<5 {
@@ -54,7 +54,7 @@ struct SharedRootTests {
 
     @Test("a holder that never lets go: the put gives up after --wait, naming the holder's pid, exit 1")
     func holderNeverReleases() throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.path + "/root"
         let holder = try LockHolder(root: root, store: "s", pid: 4_194_301)
@@ -76,7 +76,7 @@ struct SharedRootTests {
 
     @Test("a holder that lets go while the put waits: the put succeeds")
     func holderReleases() throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.path + "/root"
         let holder = try LockHolder(root: root, store: "s", pid: 4_194_301)
@@ -91,7 +91,7 @@ struct SharedRootTests {
 
     @Test("the holder is blobd (the root's .blobd.lock names its pid): no wait, one sentence saying to go through the daemon")
     func holderIsDaemon() throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.path + "/root"
         let holder = try LockHolder(root: root, store: "images", pid: 4_194_302)
@@ -118,7 +118,7 @@ struct SharedRootTests {
         #expect(man.outputText.contains("BLOB_WAIT") && man.outputText.contains("wait"))
         let help = try runBlob(["help"])
         #expect(help.outputText.contains("--wait SECONDS"), "\(help.outputText)")
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let run = try runBlob(["--root", folder.path, "--wait", "forever", "ls", "s"])
         #expect(run.status == 64)
@@ -127,7 +127,7 @@ struct SharedRootTests {
 
     @Test("get, stat, ls, stores and verify with --root work while blobd holds the store")
     func readsWhileDaemonHolds() throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.path + "/root"
         let file = folder.file("in")
@@ -156,7 +156,7 @@ struct SharedRootTests {
 
     @Test("blob --root get and stat in other processes see every blob this process committed, while it keeps splitting buckets")
     func readsFollowSplitsOfAnotherProcess() async throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let writer = try PersistentDataStore(
             name: "busy", root: folder.url, configuration: StoreConfiguration(durability: .relaxed, bucketCapacity: 4))

@@ -12,7 +12,7 @@ struct TerminalTests {
     let folder: TempFolder
     var root: String { folder.url.appendingPathComponent("root").path }
 
-    init() throws { folder = try TempFolder() }
+    init() throws { folder = TempFolder() }
 
     func blob(_ arguments: [String], input: Data? = nil) throws -> ProcessRun {
         try runBlob(["--root", root] + arguments, input: input)

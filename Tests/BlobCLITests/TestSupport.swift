@@ -7,38 +7,6 @@ import Testing
 import Glibc
 #endif
 
-/// Ignores `SIGPIPE` in the test process, once. A test feeds a child's stdin through a pipe; when the
-/// child exits before reading it all (a refused put, a usage error), the write must fail with `EPIPE`
-/// rather than kill every test running in this process.
-enum BrokenPipes {
-    static let ignored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
-}
-
-/// A value shared between threads under a lock (test helper).
-final class Box<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func with<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-    var current: Value { with { $0 } }
-}
-
-/// A fresh temporary folder, removed by `cleanUp()`.
-struct TempFolder {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("blobcli-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    var path: String { url.path }
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-    func cleanUp() { try? FileManager.default.removeItem(at: url) }
-}
-
 /// What one in-process `BlobCLI.run` printed.
 struct CapturedRun {
     var status: Int32
@@ -58,84 +26,18 @@ func runInProcess(
     return CapturedRun(status: status, output: output.data, error: error.text)
 }
 
-/// The built `blob` executable: beside the running test bundle, else `.build/debug/blob` of this package.
-enum BlobBinary {
-    static let url: URL? = {
-        var candidates: [URL] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("blob"))
-        }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(packageRoot.appendingPathComponent(".build/debug/blob"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    static var missingReason: Comment {
-        "the built blob binary was not found beside the test bundle or at .build/debug/blob; run 'swift build' first"
-    }
-}
-
-/// What one run of the `blob` binary printed.
-struct ProcessRun {
-    var status: Int32
-    var output: Data
-    var error: Data
-    var outputText: String { String(decoding: output, as: UTF8.self) }
-    var errorText: String { String(decoding: error, as: UTF8.self) }
-
-    /// Standard output parsed as one JSON object.
-    func json() throws -> [String: Any] {
-        let object = try JSONSerialization.jsonObject(with: output)
-        guard let dictionary = object as? [String: Any] else { throw ParseFailure(text: outputText) }
-        return dictionary
-    }
-
-    struct ParseFailure: Error { var text: String }
-}
-
-/// Runs the `blob` binary with `arguments`, feeding `input` through a pipe (optionally in two halves
-/// with a pause between them), with standard output and error as pipes.
+/// Runs the `blob` binary with `arguments` (no daemon socket from this process's environment), feeding
+/// `input` through a pipe (optionally in two halves with a pause between them); see ``runProgram``.
 func runBlob(
     _ arguments: [String], input: Data? = nil, pauseMidInput: Double = 0, environment extra: [String: String] = [:],
     directory: URL? = nil
 ) throws -> ProcessRun {
     guard let binary = BlobBinary.url else { throw BinaryMissing() }
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
     var environment = ProcessInfo.processInfo.environment
     environment["BLOB_SOCKET"] = nil
     environment["XDG_RUNTIME_DIR"] = "/nonexistent-runtime"
     for (key, value) in extra { environment[key] = value }
-    process.environment = environment
-    if let directory { process.currentDirectoryURL = directory }
-    BrokenPipes.ignored
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    let group = DispatchGroup()
-    let outBox = Box(Data()), errBox = Box(Data())
-    let outReader = stdout.fileHandleForReading, errReader = stderr.fileHandleForReading
-    DispatchQueue.global().async(group: group) { let data = outReader.readDataToEndOfFile(); outBox.with { $0 = data } }
-    DispatchQueue.global().async(group: group) { let data = errReader.readDataToEndOfFile(); errBox.with { $0 = data } }
-    let writer = stdin.fileHandleForWriting
-    let input = input ?? Data()
-    DispatchQueue.global().async(group: group) {
-        if pauseMidInput > 0 {
-            let half = input.count / 2
-            try? writer.write(contentsOf: input.prefix(half))
-            Thread.sleep(forTimeInterval: pauseMidInput)
-            try? writer.write(contentsOf: input.dropFirst(half))
-        } else {
-            try? writer.write(contentsOf: input)
-        }
-        try? writer.close()
-    }
-    process.waitUntilExit()
-    group.wait()
-    return ProcessRun(status: process.terminationStatus, output: outBox.current, error: errBox.current)
+    return try runProgram(binary.path, arguments, input: input ?? Data(), pauseMidInput: pauseMidInput, replacingEnvironment: environment, directory: directory)
 }
 
 struct BinaryMissing: Error {}

@@ -51,7 +51,7 @@ struct UsabilityTests {
         #expect(ContentTypes.guess(forName: "cat.png") == nil)  // Images: the bytes decide.
         #expect(ContentTypes.guess(forName: ".bashrc") == nil && ContentTypes.guess(forName: "README") == nil)
 
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.url.appendingPathComponent("root").path
         let text = folder.file("notes.md")
@@ -74,7 +74,7 @@ struct UsabilityTests {
 
     @Test("put STORE/PREFIX/ FILE names the blob after the file; get -o DIR/ and -o . name the file after the blob")
     func namesFromPaths() throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.url.appendingPathComponent("root").path
         let source = folder.file("tom.txt")
@@ -142,7 +142,7 @@ struct UsabilityTests {
         let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
         let example = try #require(JSONSerialization.jsonObject(with: Data(text[start.upperBound..<end.lowerBound].utf8)) as? [String: Any])
 
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.url.appendingPathComponent("root").path
         let put = try runBlob(["--root", root, "--json", "put", "photos/2024/cat.png", "-", "--meta", "author=ada"], input: pngHeader(width: 640, height: 480)).json()
@@ -162,7 +162,7 @@ struct UsabilityTests {
     func version() async throws {
         let run = await runInProcess(["--version"])
         #expect(run.status == 0 && run.outputText == "blob \(BlobStoreVersion)\n")
-        if let blobd = BlobdForCLI.url {
+        if let blobd = BlobdBinary.url {
             let process = Process()
             process.executableURL = blobd
             process.arguments = ["--version"]

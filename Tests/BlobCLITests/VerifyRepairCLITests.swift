@@ -26,7 +26,7 @@ struct VerifyRepairCLITests {
 
     @Test("with --root: text, then JSON")
     func repairWithRoot() throws {
-        let folder = try TempFolder()
+        let folder = TempFolder()
         defer { folder.cleanUp() }
         let root = folder.url.appendingPathComponent("root").path
         func blob(_ arguments: [String], input: Data? = nil) throws -> ProcessRun { try runBlob(["--root", root] + arguments, input: input) }
@@ -60,26 +60,11 @@ struct VerifyRepairCLITests {
         #expect(try blob(["verify", "s"]).status == 0)
     }
 
-    @Test("through blobd", .enabled(if: BlobdForCLI.url != nil, "blobd binary not built"))
+    @Test("through blobd", .enabled(if: BlobdBinary.url != nil, "blobd binary not built"))
     func repairThroughDaemon() throws {
-        let folder = try TempFolder()
-        var template = Array("/tmp/bcli-XXXXXX".utf8CString)
-        let short = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        let socket = short + "/blobd.sock"
-        let root = folder.url.appendingPathComponent("root").path
-        let daemon = Process()
-        daemon.executableURL = BlobdForCLI.url
-        daemon.arguments = ["--root", root, "--socket", socket, "--durability", "relaxed"]
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        defer {
-            kill(daemon.processIdentifier, SIGTERM)
-            daemon.waitUntilExit()
-            folder.cleanUp()
-            try? FileManager.default.removeItem(atPath: short)
-        }
-        let deadline = Date().addingTimeInterval(15)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        let daemon = try DaemonProcess()
+        defer { daemon.terminate() }
+        let socket = daemon.socketPath, root = daemon.root
         func blob(_ arguments: [String], input: Data? = nil) throws -> ProcessRun { try runBlob(["--socket", socket] + arguments, input: input) }
 
         #expect(try blob(["put", "s/kept"], input: Data("kept".utf8)).status == 0)

@@ -94,16 +94,10 @@ struct LifecycleTests {
 
     /// Runs curl as uid 65534 with the given effective and supplementary groups; returns its output.
     private func curlAsNobody(socket: String, gid: Int, groups: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=\(gid)", "--groups=\(groups)", "/usr/bin/curl", "-s", "-w", " %{http_code}",
-                             "--unix-socket", socket, "http://blobd/v1/health"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runProgram("/usr/bin/setpriv", [
+            "--reuid=65534", "--regid=\(gid)", "--groups=\(groups)", "/usr/bin/curl", "-s", "-w", " %{http_code}",
+            "--unix-socket", socket, "http://blobd/v1/health",
+        ]).outputText
     }
 
     @Test func peersAreCheckedByCredentials() throws {

@@ -314,15 +314,7 @@ struct ProtocolTests {
         }
         let daemon = try DaemonProcess()
         func curl(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = ["-s", "--unix-socket", daemon.socketPath] + arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
+            try runProgram("/usr/bin/curl", ["-s", "--unix-socket", daemon.socketPath] + arguments).outputText
         }
         let file = daemon.folder.path + "/upload.txt"
         try "from curl".write(toFile: file, atomically: true, encoding: .utf8)

@@ -11,9 +11,7 @@ import Glibc
 /// `Content-Length` and the connection closes; a file that cannot be reached is `500 io_error`
 /// naming the errno and the path for GET, HEAD and DELETE, never `404`.
 @Suite(.serialized) struct DaemonReadIntegrityTests {
-    enum Damage: CaseIterable, Sendable {
-        case flippedFirstByte, flippedLastByte, cutShort, lengthened
-    }
+    typealias Damage = BlobFileDamage
 
     static func content(_ size: Int) -> [UInt8] { (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) } }
 
@@ -24,24 +22,6 @@ import Glibc
             return buckets + "/" + bucket + "/" + id
         }
         throw HarnessError("no file for \(id) under \(buckets)")
-    }
-
-    static func damage(_ path: String, size: Int, _ damage: Damage) throws {
-        let fileSize = Int64(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
-        let fd = try FileDescriptor.open(path, [.readWrite])
-        defer { try? fd.close() }
-        switch damage {
-        case .flippedFirstByte, .flippedLastByte:
-            let offset = damage == .flippedFirstByte ? fileSize - Int64(size) : fileSize - 1
-            var byte: UInt8 = 0
-            _ = try withUnsafeMutableBytes(of: &byte) { try fd.read(fromAbsoluteOffset: offset, into: $0) }
-            byte ^= 0x01
-            try withUnsafeBytes(of: &byte) { try fd.writeAll(toAbsoluteOffset: offset, $0) }
-        case .cutShort:
-            #expect(ftruncate(fd.rawValue, off_t(fileSize - Int64(size / 2))) == 0)
-        case .lengthened:
-            try [UInt8(0)].withUnsafeBytes { try fd.writeAll(toAbsoluteOffset: fileSize, $0) }
-        }
     }
 
     @Test(arguments: Damage.allCases) func damagedBlobIsNeverServedComplete(damage: Damage) throws {
@@ -55,7 +35,7 @@ import Glibc
             let id = "blob\(size)"
             let setup = try daemon.connect()
             #expect(try setup.request("PUT", "/v1/stores/s/blobs/\(id)", body: DaemonReadIntegrityTests.content(size)).status == 201)
-            try DaemonReadIntegrityTests.damage(DaemonReadIntegrityTests.blobFile(root: daemon.root, store: "s", id: id), size: size, damage)
+            try damage.apply(to: DaemonReadIntegrityTests.blobFile(root: daemon.root, store: "s", id: id), contentSize: size)
             for range in [nil, "bytes=0-0", "bytes=\(size - 1)-"] as [String?] {
                 let what: Comment = "\(damage), \(size) bytes, range \(range ?? "none")"
                 let client = try daemon.connect()

@@ -79,18 +79,6 @@ private func failureReason(_ result: Result<ImageInfo, ImageParseFailure>) -> St
     return nil
 }
 
-/// A deterministic generator, so a crash found by the garbage tests reproduces on every run.
-private struct ParserTestRNG: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Any outcome is fine for hostile input except a crash or a nonsensical success; this checks the latter.
 private func expectSane(_ result: Result<ImageInfo, ImageParseFailure>, _ comment: @autoclosure () -> String) {
     switch result {
@@ -211,7 +199,7 @@ struct ImageGarbageTests {
 
     @Test("random garbage never crashes")
     func randomGarbage() {
-        var rng = ParserTestRNG(state: 0x1BAD_B002)
+        var rng = SplitMix64(seed: 0x1BAD_B002)
         for round in 0..<20_000 {
             let count = Int.random(in: 0..<300, using: &rng)
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -231,7 +219,7 @@ struct ImageGarbageTests {
             [0, 0, 0, 24] + Array("ftypavif".utf8) + [0, 0, 0, 0] + Array("mif1avif".utf8),
             [0, 0, 0, 24] + Array("ftypavif".utf8) + [0, 0, 0, 0] + Array("mif1avif".utf8) + [0, 0, 0, 200] + Array("meta".utf8) + [0, 0, 0, 0],
         ]
-        var rng = ParserTestRNG(state: 0x5EED)
+        var rng = SplitMix64(seed: 0x5EED)
         for signature in signatures {
             for round in 0..<3_000 {
                 let count = Int.random(in: 0..<400, using: &rng)

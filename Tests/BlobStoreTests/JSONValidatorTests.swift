@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The strict RFC 8259 validator behind `Blob-Validate: record` (Foundation's parser takes `[1,]`).
-@Suite("JSON record validation")
+@Suite("JSON record validation", .backends)
 struct JSONValidatorTests {
     static func verdict(_ bytes: [UInt8]) -> JSONValidator.Failure? {
         bytes.withUnsafeBytes { JSONValidator.violation(in: $0) }

@@ -13,18 +13,6 @@ struct XXH64Tests {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
     }
 
-    /// Small deterministic PRNG (SplitMix64) so random splits are reproducible.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func oneShot(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 {
         bytes.withUnsafeBytes { XXH64.hash($0, seed: seed) }
     }
@@ -127,7 +115,7 @@ struct XXH64Tests {
     func randomSplits() {
         let bytes = Self.pattern(100_000)
         let expected: UInt64 = 0x3AC9_CBC5_A9B7_F843
-        var rng = SplitMix64(state: 42)
+        var rng = SplitMix64(seed: 42)
         for round in 0..<50 {
             var hasher = XXH64()
             var offset = 0

@@ -14,156 +14,11 @@ import Glibc
 // Cycles: 20 by default; `BLOBSTORE_CRASH_CYCLES=N swift test --filter DaemonCrashTests` runs N.
 // A cycle's random choices come from `BLOBSTORE_CRASH_SEED` (printed at the start) so a failure can be replayed.
 
-/// Content that proves it is complete: a header naming who wrote it, and a trailing XXH64 of the rest.
-///
-/// Layout (little-endian) for sizes ≥ 40: `BSCR`, writer (UInt16), identifier index (UInt16),
-/// sequence (UInt64), total length (UInt64), random bytes, XXH64 of everything before the last 8 bytes.
-/// Smaller blobs are random bytes only; they are recognised by their XXH64 among the versions sent.
-enum CrashContent {
-    static let headerSize = 24
-    static let minimumSelfChecking = 40
-
-    static func make(size: Int, writer: Int, idIndex: Int, sequence: UInt64, rng: inout FastRandom) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: size)
-        bytes.withUnsafeMutableBytes { raw in
-            var offset = 0
-            while offset + 8 <= raw.count {
-                raw.storeBytes(of: rng.next().littleEndian, toByteOffset: offset, as: UInt64.self)
-                offset += 8
-            }
-            while offset < raw.count {
-                raw[offset] = UInt8(truncatingIfNeeded: rng.next())
-                offset += 1
-            }
-        }
-        guard size >= minimumSelfChecking else { return bytes }
-        bytes.withUnsafeMutableBytes { raw in
-            for (offset, byte) in "BSCR".utf8.enumerated() { raw[offset] = byte }
-            raw.storeBytes(of: UInt16(writer).littleEndian, toByteOffset: 4, as: UInt16.self)
-            raw.storeBytes(of: UInt16(idIndex).littleEndian, toByteOffset: 6, as: UInt16.self)
-            raw.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: UInt64(size).littleEndian, toByteOffset: 16, as: UInt64.self)
-            let sum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[..<(size - 8)]))
-            raw.storeBytes(of: sum.littleEndian, toByteOffset: size - 8, as: UInt64.self)
-        }
-        return bytes
-    }
-
-    static func hash(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { XXH64.hash($0) } }
-
-    /// Why `bytes` is not a complete version, or nil when it checks out (small blobs always do).
-    static func problem(in bytes: [UInt8], idIndex: Int) -> String? {
-        guard bytes.count >= minimumSelfChecking else { return nil }
-        return bytes.withUnsafeBytes { raw -> String? in
-            guard Array(raw[0..<4]) == Array("BSCR".utf8) else { return "no BSCR magic (foreign or torn content)" }
-            let length = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
-            guard length == UInt64(bytes.count) else { return "embedded length \(length) but \(bytes.count) bytes (torn)" }
-            let index = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: 6, as: UInt16.self)))
-            guard index == idIndex else { return "content written for identifier #\(index), found under #\(idIndex)" }
-            let stored = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
-            let sum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[..<(bytes.count - 8)]))
-            return stored == sum ? nil : "embedded checksum mismatch (torn content)"
-        }
-    }
-
-    /// A size in 1 B ... 256 KiB: 10 % tiny (1–39 B), the rest log-uniform from 40 B.
-    static func randomSize(_ rng: inout FastRandom) -> Int {
-        if rng.next() % 10 == 0 { return Int(rng.next() % 39) + 1 }
-        let exponent = Double(rng.next() % 1_000_000) / 1_000_000 * log2(262_144.0 / 40.0)
-        return min(262_144, Int(40 * pow(2, exponent)))
-    }
-}
-
-/// SplitMix64: fast, seedable, good enough to fill test blobs.
-struct FastRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Monotonic nanoseconds.
 func monotonicNanos() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
-/// A `blobd --durability durable` process that can be SIGKILLed and restarted on the same root and socket.
-final class CrashDaemon {
-    let root: String
-    let socketPath: String
-    let logPath: String
-    private(set) var process: Process?
-    /// A program and arguments to run blobd through (blobd's path and arguments follow), e.g. a shell that sets limits.
-    var wrapper: [String] = []
-    /// `--durability` (durable unless a test needs relaxed puts, which write anonymous temp files).
-    var durability = "durable"
-
-    init(root: String, socketPath: String, logPath: String) {
-        self.root = root
-        self.socketPath = socketPath
-        self.logPath = logPath
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    }
-
-    func start() throws {
-        let process = Process()
-        let arguments = ["--root", root, "--socket", socketPath, "--durability", durability, "--log-level", "error"]
-        if let program = wrapper.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = Array(wrapper.dropFirst()) + [BlobdBinary.url!.path] + arguments
-        } else {
-            process.executableURL = BlobdBinary.url!
-            process.arguments = arguments
-        }
-        let log = FileHandle(forWritingAtPath: logPath)
-        log?.seekToEndOfFile()
-        process.standardError = log
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if !process.isRunning { throw HarnessError("blobd exited early (\(process.terminationStatus)): \(logText)") }
-            if let fd = try? UnixSocket.connect(path: socketPath) {
-                try? fd.close()
-                return
-            }
-            usleep(10_000)
-        }
-        throw HarnessError("blobd did not start listening within 30 s: \(logText)")
-    }
-
-    var logText: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-    /// SIGKILL and reap.
-    func kill9() {
-        guard let process else { return }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
-    }
-
-    /// SIGTERM (SIGKILL after 10 s) and reap; returns the exit status.
-    @discardableResult
-    func stop() -> Int32? {
-        guard let process else { return nil }
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
-        return process.terminationStatus
-    }
-
-    deinit { kill9() }
 }
 
 /// One PUT or DELETE as a writer saw it.
@@ -205,7 +60,7 @@ final class CrashRun: @unchecked Sendable {
 /// A writer thread's own record (read by the driver only after the thread has finished).
 final class CrashWriter: @unchecked Sendable {
     let index: Int
-    var rng: FastRandom
+    var rng: SplitMix64
     var sequence: UInt64 = 0
     var ops: [CrashOp] = []
     var unexpected: [String] = []
@@ -213,7 +68,7 @@ final class CrashWriter: @unchecked Sendable {
 
     init(index: Int, seed: UInt64) {
         self.index = index
-        rng = FastRandom(seed: seed)
+        rng = SplitMix64(seed: seed)
     }
 
     func run(_ run: CrashRun) {
@@ -283,7 +138,7 @@ struct DaemonCrashTests {
         let identifiers = (0..<Self.identifierCount).map { String(format: "k/%02d%@", $0, $0 % 8 == 0 ? "%20x" : "") }
         let seed = ProcessInfo.processInfo.environment["BLOBSTORE_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
         print("DaemonCrashTests: \(Self.cycles) cycles, \(Self.writerCount) writers, \(Self.identifierCount) identifiers, BLOBSTORE_CRASH_SEED=\(seed)")
-        var master = FastRandom(seed: seed)
+        var master = SplitMix64(seed: seed)
 
         // What each identifier held when the cycle began: an ETag, or nil for absent.
         var initial = [UInt64?](repeating: nil, count: Self.identifierCount)

@@ -12,79 +12,12 @@ import Glibc
 // Each must give a clear error naming the cause, keep the previous version, leave no temp file, and
 // keep the daemon serving. Mounting needs root; those tests skip with a printed reason otherwise.
 
-/// Runs a program to completion; its status and combined output.
-@discardableResult
-func runCommand(_ path: String, _ arguments: [String]) -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    do { try process.run() } catch { return (-1, "\(error)") }
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-}
-
-/// A small tmpfs mounted on a folder (root only), unmounted on `unmount()` or deinit.
-final class TmpfsMount {
-    let path: String
-    private var mounted = true
-
-    /// nil (and a printed reason) when mounting is not possible here.
-    static func make(at path: String, size: String, test: String) -> TmpfsMount? {
-        guard geteuid() == 0 else {
-            print("\(test): skipped: needs root to mount a tmpfs (running as uid \(geteuid()))")
-            return nil
-        }
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let result = runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", path])
-        guard result.status == 0 else {
-            print("\(test): skipped: mount -t tmpfs failed: \(result.output)")
-            return nil
-        }
-        return TmpfsMount(path: path)
-    }
-
-    private init(path: String) { self.path = path }
-
-    func remount(readOnly: Bool) -> Bool {
-        runCommand("/bin/mount", ["-o", readOnly ? "remount,ro" : "remount,rw", path]).status == 0
-    }
-
-    func unmount() {
-        guard mounted else { return }
-        mounted = false
-        if runCommand("/bin/umount", [path]).status != 0 { runCommand("/bin/umount", ["-l", path]) }
-    }
-
-    deinit { unmount() }
-}
-
 /// Sends a PUT whose body the daemon may stop reading (it answers an error and closes): send errors
 /// are ignored and the response is read from what arrived.
 func putTolerant(_ client: RawClient, _ target: String, body: [UInt8]) throws -> RawResponse {
     let head = "PUT \(target) HTTP/1.1\r\nHost: blobd\r\nContent-Length: \(body.count)\r\n\r\n"
     do { try client.send(Array(head.utf8) + body) } catch {}
     return try client.readResponse(method: "PUT")
-}
-
-/// Polls `condition` for up to `seconds`.
-/// Bytes an unprivileged writer may still use on the filesystem that holds `path` (-1 if unknown).
-func availableBytes(_ path: String) -> Int64 {
-    var status = statvfs()
-    guard statvfs(path, &status) == 0 else { return -1 }
-    return Int64(status.f_bavail) * Int64(status.f_frsize)
-}
-
-func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
 }
 
 @Suite(.enabled(if: BlobdBinary.url != nil, "blobd binary not found in .build/debug; run `swift build` first"), .serialized)
@@ -132,7 +65,7 @@ struct DaemonDiskTroubleTests {
         let client = try RawClient(path: daemon.socketPath)
         let first = try storeFirstVersion(client)
 
-        var rng = FastRandom(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let big = CrashContent.make(size: 2 << 20, writer: 0, idIndex: 0, sequence: 1, rng: &rng)
         let response = try putTolerant(try RawClient(path: daemon.socketPath), Self.blob, body: big)
         print("fullDisk: PUT answered \(response.status) \(response.text)")
@@ -162,7 +95,7 @@ struct DaemonDiskTroubleTests {
         let client = try RawClient(path: daemon.socketPath)
         let first = try storeFirstVersion(client)
 
-        var rng = FastRandom(seed: 8)
+        var rng = SplitMix64(seed: 8)
         let big = CrashContent.make(size: 3 << 20, writer: 0, idIndex: 0, sequence: 1, rng: &rng)
         let response = try putTolerant(try RawClient(path: daemon.socketPath), Self.blob, body: big)
         print("fileSizeLimit: PUT answered \(response.status) \(response.text)")

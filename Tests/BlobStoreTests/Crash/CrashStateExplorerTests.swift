@@ -32,7 +32,7 @@ struct CrashStateExplorerTests {
         /// A file the store reports as corrupt (never served).
         case damaged
 
-        init(_ bytes: [UInt8]) { self = .content(VersionContent.hash(bytes), bytes.count) }
+        init(_ bytes: [UInt8]) { self = .content(CrashContent.hash(bytes), bytes.count) }
 
         var description: String {
             switch self {
@@ -48,12 +48,12 @@ struct CrashStateExplorerTests {
 
     /// Batches of operations run concurrently (distinct identifiers within a batch), one batch after another.
     static func workload(seed: UInt64) -> [[Operation]] {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var lastWasPut: [String: Bool] = [:]
         var index = 0
         func op(_ identifier: String, _ size: Int?, durable: Bool) -> Operation {
             defer { index += 1 }
-            let content = size.map { VersionContent.make(size: $0, writer: 0, idIndex: 0, sequence: UInt64(index), rng: &random) }
+            let content = size.map { CrashContent.make(size: $0, writer: 0, idIndex: 0, sequence: UInt64(index), rng: &random) }
             let operation = Operation(index: index, identifier: identifier, content: content, durable: durable, replaces: lastWasPut[identifier] ?? false)
             lastWasPut[identifier] = content != nil
             return operation
@@ -167,7 +167,7 @@ struct CrashStateExplorerTests {
         }
         let identifiers = Set(operations.map(\.identifier)).subtracting(["*"]).sorted()
         var model = WeakPersistenceModel(root: workloadRoot)
-        var random = SeededRandom(seed: seed ^ 0x5eed)
+        var random = SplitMix64(seed: seed ^ 0x5eed)
         var submitted = Set<Int>(), acknowledged = Set<Int>()
         var violations: [String] = []
         var explored = 0, points = 0, exhaustive = 0, damaged = 0, lost = 0

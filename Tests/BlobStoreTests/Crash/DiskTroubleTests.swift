@@ -11,21 +11,6 @@ import Glibc
 // root only), and a read-only store folder. Each put must fail with a clear error naming the errno,
 // keep the previous version, and leave no temp file behind — checked before anything reopens the store.
 
-/// Runs a program to completion; its status and combined output.
-@discardableResult
-private func run(_ path: String, _ arguments: [String]) -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    do { try process.run() } catch { return (-1, "\(error)") }
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-}
-
 @Suite(.enabled(if: BuiltTool.blob != nil, "blob binary not found in <package>/.build/debug; run `swift build` first"), .serialized)
 struct DiskTroubleTests {
     let blob = BuiltTool.blob!
@@ -43,8 +28,8 @@ struct DiskTroubleTests {
             let firstFile = scratch.path + "/first"
             try Data(first).write(to: URL(fileURLWithPath: firstFile))
             bigFile = scratch.path + "/big"
-            var rng = SeededRandom(seed: 11)
-            try Data(VersionContent.make(size: bigSize, writer: 0, idIndex: 0, sequence: 1, rng: &rng)).write(to: URL(fileURLWithPath: bigFile))
+            var rng = SplitMix64(seed: 11)
+            try Data(CrashContent.make(size: bigSize, writer: 0, idIndex: 0, sequence: 1, rng: &rng)).write(to: URL(fileURLWithPath: bigFile))
             let put = try runTool(blob, ["--root", self.root, "put", "disk/doc", firstFile], scratch: scratch.path)
             #expect(put.status == 0, "first put: \(put.stderr)")
         }
@@ -80,18 +65,9 @@ struct DiskTroubleTests {
     }
 
     @Test func fullDiskFailsWithENOSPCAndKeepsThePreviousVersion() async throws {
-        guard geteuid() == 0 else {
-            print("ENOSPC: skipped: needs root to mount a tmpfs (uid \(geteuid()))")
-            return
-        }
         let mountPoint = TemporaryRoot()
-        try FileManager.default.createDirectory(at: mountPoint.url, withIntermediateDirectories: true)
-        let mounted = run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", mountPoint.path])
-        guard mounted.status == 0 else {
-            print("ENOSPC: skipped: mount -t tmpfs failed: \(mounted.output)")
-            return
-        }
-        defer { if run("/bin/umount", [mountPoint.path]).status != 0 { run("/bin/umount", ["-l", mountPoint.path]) } }
+        guard let mount = TmpfsMount.make(at: mountPoint.path, size: "1m", test: "ENOSPC") else { return }
+        defer { mount.unmount() }
         let setup = try Setup(root: mountPoint.path + "/root", bigSize: 2 << 20, blob: blob)
         for attempt in 1...8 {
             let result = try runTool(blob, ["--root", setup.root, "put", "disk/doc", setup.bigFile], scratch: setup.scratch.path)
@@ -115,16 +91,16 @@ struct DiskTroubleTests {
         let makeWritable: () -> Void
         if geteuid() == 0 {
             // Root ignores permissions: bind-mount the store folder onto itself, read-only.
-            guard run("/bin/mount", ["--bind", storePath, storePath]).status == 0 else {
+            guard runCommand("/bin/mount", ["--bind", storePath, storePath]).status == 0 else {
                 print("read-only store: skipped: bind mount failed")
                 return
             }
-            guard run("/bin/mount", ["-o", "remount,bind,ro", storePath]).status == 0 else {
-                run("/bin/umount", [storePath])
+            guard runCommand("/bin/mount", ["-o", "remount,bind,ro", storePath]).status == 0 else {
+                runCommand("/bin/umount", [storePath])
                 print("read-only store: skipped: read-only remount failed")
                 return
             }
-            makeWritable = { if run("/bin/umount", [storePath]).status != 0 { run("/bin/umount", ["-l", storePath]) } }
+            makeWritable = { if runCommand("/bin/umount", [storePath]).status != 0 { runCommand("/bin/umount", ["-l", storePath]) } }
         } else {
             let folders = [storePath, storePath + "/tmp", storePath + "/trash", storePath + "/b", storePath + "/b/1"]
             for folder in folders { chmod(folder, 0o500) }

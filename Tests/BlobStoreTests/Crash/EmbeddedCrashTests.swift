@@ -33,7 +33,7 @@ struct EmbeddedCrashTests {
         let stores = (0..<Self.storeCount).map { "e\($0)" }
         let seed = ProcessInfo.processInfo.environment["BLOBSTORE_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
         print("EmbeddedCrashTests: \(Self.rounds) rounds × \(Self.storeCount) concurrent processes, BLOBSTORE_CRASH_SEED=\(seed)")
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
 
         // Current state per store and identifier: an ETag, or nil for absent.
         var state = [[UInt64?]](repeating: [UInt64?](repeating: nil, count: Self.identifiers.count), count: Self.storeCount)
@@ -57,10 +57,10 @@ struct EmbeddedCrashTests {
                 } else {
                     // 1 B … 8 MiB, log-uniform, so kills land before, during and after the write and the sync.
                     let size = max(1, Int(pow(2, Double(rng.next() % 23_000) / 1000)))
-                    let bytes = VersionContent.make(size: size, writer: store, idIndex: id, sequence: sequence, rng: &rng)
+                    let bytes = CrashContent.make(size: size, writer: store, idIndex: id, sequence: sequence, rng: &rng)
                     let path = files + "/\(store)-\(sequence)"
                     try Data(bytes).write(to: URL(fileURLWithPath: path))
-                    op = .put(etag: VersionContent.hash(bytes), size: size)
+                    op = .put(etag: CrashContent.hash(bytes), size: size)
                     arguments = ["--root", root, "put", address, path]
                 }
                 // Three in four are killed 0–120 ms after the start; the rest run to the end.
@@ -161,8 +161,8 @@ struct EmbeddedCrashTests {
             do {
                 let data = try await store.get(identifier)
                 let bytes = [UInt8](data)
-                if let problem = VersionContent.problem(in: bytes, idIndex: index) { problems.append("'\(identifier)': \(problem)") }
-                observed = VersionContent.hash(bytes)
+                if let problem = CrashContent.problem(in: bytes, idIndex: index) { problems.append("'\(identifier)': \(problem)") }
+                observed = CrashContent.hash(bytes)
                 present.insert(identifier)
             } catch BlobStoreError.notFound {
                 observed = nil

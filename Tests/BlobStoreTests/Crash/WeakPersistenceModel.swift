@@ -190,7 +190,7 @@ struct WeakPersistenceModel {
 
     /// Up to `limit` distinct crash states: all of them when there are no more than `limit`, else
     /// the two extremes (everything unsynced lost; everything kept) and random picks from `random`.
-    func crashStates(limit: Int, random: inout SeededRandom) -> (states: [Tree], total: Int?) {
+    func crashStates(limit: Int, random: inout SplitMix64) -> (states: [Tree], total: Int?) {
         // Depth-first over the choices, stopping past `limit`.
         var states: [Tree] = []
         var prefix: [(choice: Int, count: Int)] = []
@@ -220,7 +220,7 @@ struct WeakPersistenceModel {
     }
 
     private static func fingerprint(_ tree: Tree) -> String {
-        tree.keys.sorted().map { key in "\(key)=\(tree[key]!.map { "\($0.count):\(VersionContent.hash($0))" } ?? "dir")" }.joined(separator: ";")
+        tree.keys.sorted().map { key in "\(key)=\(tree[key]!.map { "\($0.count):\(CrashContent.hash($0))" } ?? "dir")" }.joined(separator: ";")
     }
 
     /// Writes `tree` under `folder` (which exists).

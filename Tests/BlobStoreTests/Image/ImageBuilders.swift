@@ -141,7 +141,7 @@ func chunkedVerdict(_ bytes: [UInt8], sizes: [Int]) -> Result<ImageInfo, ImagePa
 }
 
 /// Random chunk sizes from 1 to `maximum`.
-func randomChunking(_ rng: inout SeededRandom, count: Int = 64, maximum: Int = 700) -> [Int] {
+func randomChunking(_ rng: inout SplitMix64, count: Int = 64, maximum: Int = 700) -> [Int] {
     (0..<count).map { _ in Int.random(in: 1...maximum, using: &rng) }
 }
 

@@ -21,7 +21,7 @@ struct CRC32Tests {
 
     @Test("piecewise updates equal one update, whatever the split")
     func piecewise() {
-        var rng = SeededRandom(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let bytes = (0..<1000).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let whole = CRC32.checksum(bytes)
         for _ in 0..<50 {
@@ -65,7 +65,7 @@ struct ImageValidatorFixtureTests {
     @Test("the verdict and its reason do not depend on the chunking", arguments: ImageFixture.whole)
     func chunkingProperty(_ fixture: ImageFixture) throws {
         let bytes = try fixture.bytes()
-        var rng = SeededRandom(seed: UInt64(bytes.count))
+        var rng = SplitMix64(seed: UInt64(bytes.count))
         // The fixture, some cuts of it, and some copies with one byte changed.
         var inputs = [bytes]
         for _ in 0..<6 { inputs.append(Array(bytes[..<Int.random(in: 0..<bytes.count, using: &rng)])) }

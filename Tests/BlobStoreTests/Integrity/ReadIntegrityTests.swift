@@ -18,9 +18,7 @@ import Glibc
     /// queue, 16 KiB for the blocking handle), past it, and past the 1 MiB inline read.
     static let sizes = [1, 100, 10_000, 40_000, 200_000, 1_500_000]
 
-    enum Damage: CaseIterable, Sendable {
-        case flippedFirstByte, flippedLastByte, cutShort, lengthened
-    }
+    typealias Damage = BlobFileDamage
 
     func store(_ name: String, inline: Bool = true) throws -> PersistentDataStore {
         try PersistentDataStore(
@@ -33,21 +31,7 @@ import Glibc
     func damagedBlob(_ store: PersistentDataStore, size: Int, _ damage: Damage) async throws -> String {
         try await store.put(ReadIntegrityTests.content(size), identifier: "blob")
         let path = store.core.queue.sync { store.core.locate("blob").path }
-        let fileSize = Int64(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
-        let fd = try FileDescriptor.open(path, [.readWrite])
-        defer { try? fd.close() }
-        switch damage {
-        case .flippedFirstByte, .flippedLastByte:
-            let offset = damage == .flippedFirstByte ? fileSize - Int64(size) : fileSize - 1
-            var byte: UInt8 = 0
-            _ = try withUnsafeMutableBytes(of: &byte) { try fd.read(fromAbsoluteOffset: offset, into: $0) }
-            byte ^= 0x01
-            try withUnsafeBytes(of: &byte) { try fd.writeAll(toAbsoluteOffset: offset, $0) }
-        case .cutShort:
-            #expect(ftruncate(fd.rawValue, off_t(fileSize - Int64(max(1, size / 2)))) == 0)
-        case .lengthened:
-            try [UInt8(0)].withUnsafeBytes { try fd.writeAll(toAbsoluteOffset: fileSize, $0) }
-        }
+        try damage.apply(to: path, contentSize: size)
         return path
     }
 

@@ -2,7 +2,7 @@ import BlobStore
 import Foundation
 import Testing
 
-@Suite("Listing", .timeLimit(.minutes(2)))
+@Suite("Listing", .backends, .timeLimit(.minutes(2)))
 struct ListBehaviourTests {
     /// Identifiers whose UTF-8 byte order differs from Swift `String` order (which compares canonically).
     static let trickyIdentifiers = [
@@ -64,7 +64,7 @@ struct ListBehaviourTests {
     @Test("identifier order is UTF-8 byte order", arguments: StoreKind.allCases)
     func identifierOrder(kind: StoreKind) async throws {
         try await withStore(kind) { (store: any BlobStoring) async throws in
-            let ids = Self.trickyIdentifiers
+            let ids = Self.trickyIdentifiers.filter(kind.serves)
             for id in ids.reversed() { try await store.put(Data(id.utf8), identifier: id) }
             let expected = byteOrdered(ids)
             #expect(firstDifference(ids.sorted(), expected) != nil, "the fixture must distinguish byte order from String order")
@@ -104,7 +104,9 @@ struct ListBehaviourTests {
             #expect(items.count == 200)
             #expect(Set(items.map(\.identifier)).count == 200)
             for (x, y) in zip(items, items.dropFirst()) {
-                #expect(x.modified < y.modified || (x.modified == y.modified && Array(x.identifier.utf8).lexicographicallyPrecedes(Array(y.identifier.utf8))))
+                // Ties as reported; on a remote store these are milliseconds, finer than what it sorts by (StoreKind.reportsExactDates).
+                let tieInOrder = !kind.reportsExactDates || Array(x.identifier.utf8).lexicographicallyPrecedes(Array(y.identifier.utf8))
+                #expect(x.modified < y.modified || (x.modified == y.modified && tieInOrder), "\(x) then \(y)")
             }
         }
     }
@@ -185,7 +187,7 @@ struct ListBehaviourTests {
     @Test("paging through 2,500 blobs reaches each once in byte order", arguments: StoreKind.allCases)
     func paging(kind: StoreKind) async throws {
         try await withStore(kind) { (store: any BlobStoring) async throws in
-            var ids = Self.trickyIdentifiers
+            var ids = Self.trickyIdentifiers.filter(kind.serves)
             var generator = UInt64(12_345)
             while ids.count < 2500 {
                 generator = generator &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407

@@ -4,46 +4,20 @@ import Testing
 
 // Helpers shared by the behavioural suite. Nothing here depends on a particular store.
 
-/// A fresh temporary directory for files a test reads or writes (not the store's own files).
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("blobstore-behaviour-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    /// A path inside the directory.
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    /// Names of the entries in the directory, sorted.
-    func entries() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: url.path).sorted() }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-/// Deterministic pseudo-random bytes (SplitMix64), so failures reproduce.
-func pseudoRandomBytes(_ count: Int, seed: UInt64) -> Data {
-    var state = seed
+/// Deterministic pseudo-random bytes (``SplitMix64``), so failures reproduce.
+package func pseudoRandomBytes(_ count: Int, seed: UInt64) -> Data {
+    var generator = SplitMix64(seed: seed)
     var bytes = [UInt8]()
     bytes.reserveCapacity(count + 8)
-    while bytes.count < count {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        withUnsafeBytes(of: z.littleEndian) { bytes.append(contentsOf: $0) }
-    }
+    while bytes.count < count { withUnsafeBytes(of: generator.next().littleEndian) { bytes.append(contentsOf: $0) } }
     return Data(bytes.prefix(count))
 }
 
 /// The XXH64-derived ETag a store must give `data`.
-func expectedETag(_ data: Data) -> ETag { ETag(checksum: XXH64.hash(data)) }
+package func expectedETag(_ data: Data) -> ETag { ETag(checksum: XXH64.hash(data)) }
 
 /// CRC-32 (ISO-HDLC), as PNG chunks carry it.
-func crc32(_ bytes: some Sequence<UInt8>) -> UInt32 {
+package func crc32(_ bytes: some Sequence<UInt8>) -> UInt32 {
     var crc: UInt32 = 0xFFFF_FFFF
     for byte in bytes {
         crc ^= UInt32(byte)
@@ -54,7 +28,7 @@ func crc32(_ bytes: some Sequence<UInt8>) -> UInt32 {
 
 /// A minimal complete PNG: signature, IHDR (1-bit greyscale, `width` × `height`), one IDAT holding the
 /// all-black rows as stored (uncompressed) deflate blocks in a zlib stream, and IEND.
-func minimalPNG(width: UInt32, height: UInt32) -> Data {
+package func minimalPNG(width: UInt32, height: UInt32) -> Data {
     func bigEndian(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
     func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
         let typed = Array(type.utf8) + body
@@ -80,7 +54,7 @@ func minimalPNG(width: UInt32, height: UInt32) -> Data {
 }
 
 /// Reads a whole stream.
-func collect(_ stream: BlobByteStream) async throws -> (data: Data, chunkSizes: [Int]) {
+package func collect(_ stream: BlobByteStream) async throws -> (data: Data, chunkSizes: [Int]) {
     var data = Data()
     var sizes: [Int] = []
     for try await chunk in stream {
@@ -91,7 +65,7 @@ func collect(_ stream: BlobByteStream) async throws -> (data: Data, chunkSizes: 
 }
 
 /// An `AsyncStream` that yields `chunks` and finishes.
-func chunkStream(_ chunks: [Data]) -> AsyncStream<Data> {
+package func chunkStream(_ chunks: [Data]) -> AsyncStream<Data> {
     AsyncStream { continuation in
         for chunk in chunks { continuation.yield(chunk) }
         continuation.finish()
@@ -99,10 +73,13 @@ func chunkStream(_ chunks: [Data]) -> AsyncStream<Data> {
 }
 
 /// The error a failing chunk source throws.
-struct ChunkSourceFailure: Error, Equatable {}
+package struct ChunkSourceFailure: Error, Equatable {
+    /// The failure.
+    package init() {}
+}
 
 /// An `AsyncThrowingStream` that yields `chunks`, then throws ``ChunkSourceFailure``.
-func failingChunkStream(_ chunks: [Data]) -> AsyncThrowingStream<Data, any Error> {
+package func failingChunkStream(_ chunks: [Data]) -> AsyncThrowingStream<Data, any Error> {
     AsyncThrowingStream { continuation in
         for chunk in chunks { continuation.yield(chunk) }
         continuation.finish(throwing: ChunkSourceFailure())
@@ -110,19 +87,19 @@ func failingChunkStream(_ chunks: [Data]) -> AsyncThrowingStream<Data, any Error
 }
 
 /// Identifiers in UTF-8 byte order (what every store's listing uses).
-func byteOrdered(_ identifiers: [String]) -> [String] {
+package func byteOrdered(_ identifiers: [String]) -> [String] {
     identifiers.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
 }
 
 /// Identifiers as byte arrays, so that canonically equivalent strings stay distinct in comparisons.
-func utf8Bytes(_ identifiers: [String]) -> [[UInt8]] { identifiers.map { Array($0.utf8) } }
+package func utf8Bytes(_ identifiers: [String]) -> [[UInt8]] { identifiers.map { Array($0.utf8) } }
 
 /// Sleeps long enough that the next write gets a later modification time on any store.
-func tick() async throws { try await Task.sleep(for: .milliseconds(3)) }
+package func tick() async throws { try await Task.sleep(for: .milliseconds(3)) }
 
 /// `nil` when the identifier lists are byte-for-byte equal, else a short account of the first difference
 /// (so that a failure on thousands of identifiers prints one line, not all of them).
-func firstDifference(_ actual: [String], _ expected: [String]) -> String? {
+package func firstDifference(_ actual: [String], _ expected: [String]) -> String? {
     let a = utf8Bytes(actual), e = utf8Bytes(expected)
     if a == e { return nil }
     let index = (0..<min(a.count, e.count)).first { a[$0] != e[$0] } ?? min(a.count, e.count)

@@ -5,79 +5,68 @@ import Foundation
 import Glibc
 #endif
 
-/// Finds the built `blobd` next to the tests (the package's `.build/debug`), or says why not.
-enum BlobdBinary {
-    static let url: URL? = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidates = [
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("blobd"),
-            Bundle.main.bundleURL.appendingPathComponent("blobd"),
-            packageRoot.appendingPathComponent(".build/debug/blobd"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    static var skipReason: String? {
-        url == nil ? "blobd binary not found next to the test bundle or in .build/debug; run `swift build` first" : nil
-    }
-}
-
-/// A temp directory with a short path (socket paths are limited to 107 bytes), removed on deinit.
-final class TempFolder {
-    let path: String
-    init() {
-        var template = Array("/tmp/bsd-XXXXXX".utf8CString)
-        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// One `blobd` process on a temp root and socket.
-final class DaemonProcess {
-    let folder: TempFolder
-    let root: String
-    let socketPath: String
-    let process = Process()
-    let logPath: String
+package final class DaemonProcess {
+    /// The folder holding the root, the socket and the log (by default).
+    package let folder: TempFolder
+    /// The store root.
+    package let root: String
+    /// The socket it listens on.
+    package let socketPath: String
+    /// The daemon process.
+    package let process = Process()
+    /// Where its standard error goes.
+    package let logPath: String
 
     /// Starts blobd; `waitForSocket` waits until it accepts connections.
-    init(folder: TempFolder = TempFolder(), root: String? = nil, socket: String? = nil, extraArguments: [String] = [], waitForSocket: Bool = true) throws {
+    package init(
+        folder: TempFolder = TempFolder(), root: String? = nil, socket: String? = nil, extraArguments: [String] = [], logLevel: String = "debug", waitForSocket: Bool = true
+    ) throws {
         self.folder = folder
         self.root = root ?? folder.path + "/root"
         self.socketPath = socket ?? folder.path + "/run/blobd.sock"
         logPath = folder.path + "/blobd-\(UUID().uuidString.prefix(8)).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = BlobdBinary.url!
-        process.arguments = ["--root", self.root, "--socket", socketPath, "--durability", "relaxed", "--log-level", "debug"] + extraArguments
+        process.arguments = ["--root", self.root, "--socket", socketPath, "--durability", "relaxed", "--log-level", logLevel] + extraArguments
         process.standardError = FileHandle(forWritingAtPath: logPath)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         if waitForSocket { try waitUntilServing() }
     }
 
-    func waitUntilServing() throws {
-        let deadline = Date().addingTimeInterval(15)
+    /// Waits until the daemon accepts connections (up to 15 s); throws with its log if it exits first.
+    package func waitUntilServing() throws {
+        try Self.waitUntilServing(process, socketPath: socketPath, seconds: 15) { log }
+    }
+
+    /// Waits until `process`, a `blobd`, accepts connections on `socketPath` (up to `seconds`); throws
+    /// with `log()` if it exits first or does not start listening in time.
+    package static func waitUntilServing(_ process: Process, socketPath: String, seconds: Double, log: () -> String) throws {
+        let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if !process.isRunning { throw HarnessError("blobd exited early (\(process.terminationStatus)): \(log)") }
+            if !process.isRunning { throw HarnessError("blobd exited early (\(process.terminationStatus)): \(log())") }
             if let fd = try? UnixSocket.connect(path: socketPath) {
                 try? fd.close()
                 return
             }
-            usleep(20_000)
+            usleep(10_000)
         }
-        throw HarnessError("blobd did not start listening: \(log)")
+        throw HarnessError("blobd did not start listening within \(Int(seconds)) s: \(log())")
     }
 
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    /// Everything the daemon logged so far.
+    package var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Waits for the process to exit (up to `seconds`) and returns its status, or nil if it is still running.
-    func waitForExit(seconds: Double = 10) -> Int32? {
+    package func waitForExit(seconds: Double = 10) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         return process.isRunning ? nil : process.terminationStatus
     }
 
-    func terminate() {
+    /// SIGTERM, then SIGKILL if it has not exited within 10 s.
+    package func terminate() {
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
             _ = waitForExit()
@@ -85,34 +74,54 @@ final class DaemonProcess {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    func connect() throws -> RawClient { try RawClient(path: socketPath) }
+    /// A new raw connection to the daemon.
+    package func connect() throws -> RawClient { try RawClient(path: socketPath) }
 
     deinit { terminate() }
 }
 
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// A test harness failure, with what went wrong.
+package struct HarnessError: Error, CustomStringConvertible {
+    /// What went wrong.
+    package let description: String
+    /// A failure saying `description`.
+    package init(_ description: String) { self.description = description }
 }
 
 /// A response as read off the wire by ``RawClient`` (an independent, minimal HTTP reader).
-struct RawResponse {
-    var status: Int
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+package struct RawResponse {
+    /// The status code.
+    package var status: Int
+    /// The header fields, in order.
+    package var headers: [(name: String, value: String)]
+    /// The body bytes.
+    package var body: [UInt8]
 
-    func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
-    var text: String { String(decoding: body, as: UTF8.self) }
-    var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] }
-    var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
+    /// A response with these parts.
+    package init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    package func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    /// The body as UTF-8 text.
+    package var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body as a JSON object.
+    package var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] }
+    /// The `error.code` of a JSON error body.
+    package var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
 }
 
 /// A blocking client speaking raw HTTP/1.1 bytes over the daemon's socket.
-final class RawClient {
-    let fd: FileDescriptor
+package final class RawClient {
+    /// The connected socket.
+    package let fd: FileDescriptor
     private var buffer: [UInt8] = []
 
-    init(path: String) throws {
+    /// Connects to the socket at `path` (reads time out after 20 s).
+    package init(path: String) throws {
         fd = try UnixSocket.connect(path: path)
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -120,9 +129,11 @@ final class RawClient {
 
     deinit { try? fd.close() }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    /// Sends `text` as UTF-8.
+    package func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) throws {
+    /// Sends all of `bytes`.
+    package func send(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
@@ -133,7 +144,7 @@ final class RawClient {
     }
 
     /// Sends one request with an optional body and reads the response.
-    func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws -> RawResponse {
+    package func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws -> RawResponse {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: blobd\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
@@ -155,7 +166,7 @@ final class RawClient {
     }
 
     /// Reads one response; bodies are framed by Content-Length (none for HEAD, 1xx, 204, 304).
-    func readResponse(method: String = "GET") throws -> RawResponse {
+    package func readResponse(method: String = "GET") throws -> RawResponse {
         var headEnd: Int?
         while true {
             if let range = findHeadEnd() { headEnd = range; break }
@@ -183,13 +194,13 @@ final class RawClient {
     }
 
     /// Whether the daemon closed the connection (reads to end of stream, ignoring what is left).
-    func isClosedByPeer() -> Bool {
+    package func isClosedByPeer() -> Bool {
         do { while try fill() {} } catch { return false }
         return true
     }
 
     /// Reads until the unconsumed bytes contain `marker`; returns and consumes everything up to and including it.
-    func readUntil(_ marker: String) throws -> String {
+    package func readUntil(_ marker: String) throws -> String {
         let needle = Array(marker.utf8)
         while true {
             if buffer.count >= needle.count {
@@ -204,7 +215,7 @@ final class RawClient {
     }
 
     /// Bytes received and not yet consumed.
-    var pending: [UInt8] { buffer }
+    package var pending: [UInt8] { buffer }
 
     private func findHeadEnd() -> Int? {
         guard buffer.count >= 4 else { return nil }
@@ -217,16 +228,18 @@ final class RawClient {
 
 /// The kernel's view of the daemon's side of a connection, read with `ss` (iproute2): the socket
 /// options of another process's socket cannot be read from here.
-enum SocketMemory {
-    static let ssPath = ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss", "/sbin/ss"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    static var skipReason: String? { ssPath == nil ? "`ss` (iproute2) not installed: cannot read the daemon's socket buffers" : nil }
+package enum SocketMemory {
+    /// Where `ss` is installed, if it is.
+    package static let ssPath = ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss", "/sbin/ss"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    /// Why a test that needs `ss` cannot run.
+    package static var skipReason: String? { ssPath == nil ? "`ss` (iproute2) not installed: cannot read the daemon's socket buffers" : nil }
     /// `net.core.wmem_max`: the largest send buffer an unprivileged process may ask for.
-    static var wmemMax: Int? {
+    package static var wmemMax: Int? {
         (try? String(contentsOfFile: "/proc/sys/net/core/wmem_max", encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
     /// The send buffer (`tb` in `ss -m`) of the socket whose peer is `clientSocket`: the daemon's end.
-    static func daemonSendBuffer(peerOf clientSocket: FileDescriptor) throws -> Int {
+    package static func daemonSendBuffer(peerOf clientSocket: FileDescriptor) throws -> Int {
         var status = stat()
         guard fstat(clientSocket.rawValue, &status) == 0 else { throw HarnessError("fstat of the client socket failed") }
         let inode = String(status.st_ino)

@@ -2,13 +2,13 @@ import BlobStore
 import Foundation
 import Testing
 
-@Suite("Validation", .timeLimit(.minutes(1)))
+@Suite("Validation", .backends, .timeLimit(.minutes(1)))
 struct ValidationBehaviourTests {
     // MARK: Content types and images
 
     @Test("content type defaults to octet-stream, or the image type for image bytes", arguments: StoreKind.allCases)
     func contentTypeDefaults(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             #expect(try await store.put(Data("plain".utf8), identifier: "plain").contentType == "application/octet-stream")
             #expect(try await store.put(Data(), identifier: "empty").contentType == "application/octet-stream")
             let given = try await store.put(Data("plain".utf8), identifier: "given", contentType: "text/plain")
@@ -30,7 +30,7 @@ struct ValidationBehaviourTests {
 
     @Test("putImage stores images and records their size", arguments: StoreKind.allCases)
     func putImage(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             let png = minimalPNG(width: 640, height: 480)
             let metadata = try await store.putImage(png, identifier: "photo", userMetadata: ["album": "summer"])
             #expect(metadata.contentType == "image/png")
@@ -43,7 +43,7 @@ struct ValidationBehaviourTests {
 
     @Test("image validation refuses non-images and stores nothing", arguments: StoreKind.allCases)
     func imageValidationRefuses(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             for (id, data) in [("text", Data("not an image".utf8)), ("empty", Data()), ("truncated", minimalPNG(width: 1, height: 1).prefix(12))] {
                 let error = await #expect(throws: BlobStoreError.self) { try await store.putImage(data, identifier: id) }
                 guard case .notAnImage(let name, let identifier, let reason) = error else {
@@ -67,7 +67,7 @@ struct ValidationBehaviourTests {
 
     @Test("image recognition works across chunk boundaries of a streamed put", arguments: StoreKind.allCases)
     func streamedImage(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             let png = minimalPNG(width: 17, height: 9)
             let chunks = stride(from: 0, to: png.count, by: 5).map { png[$0..<min($0 + 5, png.count)] }.map { Data($0) }
             let metadata = try await store.put(
@@ -98,7 +98,7 @@ struct ValidationBehaviourTests {
 
     @Test("records round trip as JSON", arguments: StoreKind.allCases)
     func recordRoundTrip(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             let note = Note(title: "Groceries ü", tags: ["home", "todo"], pinned: true)
             let metadata = try await store.storeRecord(note, identifier: "notes/1")
             #expect(metadata.contentType == "application/json")
@@ -110,7 +110,7 @@ struct ValidationBehaviourTests {
 
     @Test("record validation refuses invalid JSON and stores nothing", arguments: StoreKind.allCases)
     func invalidJSON(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             for (id, text) in [("broken", "{\"a\": "), ("words", "hello world"), ("empty", "")] {
                 let error = await #expect(throws: BlobStoreError.self) {
                     try await store.put(Data(text.utf8), identifier: id, options: PutOptions(validation: .record))
@@ -133,7 +133,7 @@ struct ValidationBehaviourTests {
 
     @Test("a decoding failure names the blob and the missing key", arguments: StoreKind.allCases)
     func decodingFailure(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             try await store.storeRecord(NameOnly(name: "Ada"), identifier: "people/ada")
             let error = await #expect(throws: BlobStoreError.self) {
                 try await store.loadRecord(Person.self, identifier: "people/ada")
@@ -183,7 +183,7 @@ struct ValidationBehaviourTests {
 
     @Test("reads and removes refuse invalid identifiers", arguments: StoreKind.allCases)
     func invalidIdentifierOnRead(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             let empty = BlobStoreError.invalidIdentifier(identifier: "", rule: .empty)
             await #expect(throws: empty) { try await store.get("") }
             await #expect(throws: empty) { try await store.head("") }
@@ -197,12 +197,22 @@ struct ValidationBehaviourTests {
 
     @Test("odd but valid identifiers round trip and are nothing but names", arguments: StoreKind.allCases)
     func oddIdentifiers(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
-            let ids = [
+        try await withStore(kind) { (store: any BlobStoring) async throws in
+            let all = [
                 "../x", "/etc/passwd", "%2e%2e", "a/../../b", "a//b/", ".", "..", "./", "/", "~", ".hidden",
                 String(repeating: "x", count: 1024), String(repeating: "é", count: 512), "🦊/🐇 and 🐢",
                 "with spaces ", " leading", "quote\"s'and\\back", "日本語/ファイル", "a:b*c?d<e>f|g", "CON", "nul",
             ]
+            // Over HTTP, identifiers with an empty, '.' or '..' segment are refused, by name (see StoreKind.serves).
+            for id in all where !kind.serves(id) {
+                let error = await #expect(throws: BlobStoreError.self, "\(id)") { try await store.put(Data("x".utf8), identifier: id) }
+                guard case .invalidIdentifier(let identifier, _) = error else {
+                    Issue.record("expected invalidIdentifier for '\(id)', got \(String(describing: error))")
+                    continue
+                }
+                #expect(identifier == id)
+            }
+            let ids = all.filter(kind.serves)
             for (index, id) in ids.enumerated() {
                 let data = Data("content \(index)".utf8)
                 let metadata = try await store.put(data, identifier: id)
@@ -227,7 +237,7 @@ struct ValidationBehaviourTests {
 
     @Test("user metadata and content type rules are enforced; nothing is stored", arguments: StoreKind.allCases)
     func metadataRules(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withStore(kind) { (store: any BlobStoring) async throws in
             let tooMany = Dictionary(uniqueKeysWithValues: (0...UserMetadataRules.maximumCount).map { ("k\($0)", "v") })
             let bad: [(String, PutOptions)] = [
                 ("uppercase key", PutOptions(userMetadata: ["Key": "v"])),

@@ -6,7 +6,7 @@ import Foundation
 // Random sequences of article calls, issued without waiting, checked against a sequential model.
 
 /// One article call of a generated sequence.
-enum ArticleStep: Sendable, CustomStringConvertible {
+package enum ArticleStep: Sendable, CustomStringConvertible {
     /// `storeData` of `value`; the provider spins `spin` times first, so it sometimes finishes late.
     case store(String, value: String, spin: Int)
     /// `storeData` whose provider returns `nil`.
@@ -20,14 +20,16 @@ enum ArticleStep: Sendable, CustomStringConvertible {
     case remove(String)
     case removeAll
 
-    var isRead: Bool {
+    /// Whether the call only reads.
+    package var isRead: Bool {
         switch self {
         case .load, .loadImage: return true
         default: return false
         }
     }
 
-    var description: String {
+    /// The step or outcome as a failure message shows it.
+    package var description: String {
         switch self {
         case .store(let id, let value, _): return "store(\(id)=\(value))"
         case .storeNothing(let id): return "storeNothing(\(id))"
@@ -42,7 +44,7 @@ enum ArticleStep: Sendable, CustomStringConvertible {
 }
 
 /// What a completion handler reported.
-enum ArticleOutcome: Equatable, Sendable, CustomStringConvertible {
+package enum ArticleOutcome: Equatable, Sendable, CustomStringConvertible {
     case stored(String)
     case noData
     case failed
@@ -51,7 +53,8 @@ enum ArticleOutcome: Equatable, Sendable, CustomStringConvertible {
     case removed(existed: Bool)
     case removedAll
 
-    var description: String {
+    /// The step or outcome as a failure message shows it.
+    package var description: String {
         switch self {
         case .stored(let id): return "stored \(id)"
         case .noData: return "noData"
@@ -65,11 +68,14 @@ enum ArticleOutcome: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// The store as one thread doing the calls in order would see it.
-struct ArticleModel {
+package struct ArticleModel {
     private var blobs: [String: Data] = [:]
 
+    /// An empty store.
+    package init() {}
+
     /// Applies `step` and returns what its handler must report.
-    mutating func apply(_ step: ArticleStep) -> ArticleOutcome {
+    package mutating func apply(_ step: ArticleStep) -> ArticleOutcome {
         switch step {
         case .store(let id, let value, _):
             blobs[id] = Data(value.utf8)
@@ -96,7 +102,7 @@ struct ArticleModel {
 
 /// A complete, decodable PNG one pixel high and `width` pixels wide (8-bit grey, IDAT with one stored
 /// deflate block), so it passes any image validation; the width tells versions apart.
-func articlePNG(width: UInt32) -> Data {
+package func articlePNG(width: UInt32) -> Data {
     func bigEndian(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
     func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
         let typed = Array(type.utf8) + body
@@ -115,22 +121,10 @@ func articlePNG(width: UInt32) -> Data {
     return Data(signature + chunk("IHDR", bigEndian(width) + bigEndian(1) + [8, 0, 0, 0, 0]) + chunk("IDAT", zlib) + chunk("IEND", []))
 }
 
-/// SplitMix64: deterministic, so a failing seed reproduces.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-enum ArticleSequences {
+/// Generating, running and checking sequences of article calls.
+package enum ArticleSequences {
     /// A random sequence of `count` calls on a few identifiers (so that calls collide), values tagged with `tag`.
-    static func random(count: Int, tag: String, using generator: inout SeededGenerator) -> [ArticleStep] {
+    package static func random(count: Int, tag: String, using generator: inout SplitMix64) -> [ArticleStep] {
         let identifiers = ["a", "b", "c"]
         return (0..<count).map { index in
             let id = identifiers.randomElement(using: &generator)!
@@ -149,7 +143,7 @@ enum ArticleSequences {
 
     /// Makes every call of `steps` on `store` at once, without waiting for any handler; returns each
     /// call's outcome and the order in which the handlers ran (all on one serial queue).
-    static func run<Store: ArticleDataStoring>(_ steps: [ArticleStep], on store: Store) async -> (outcomes: [ArticleOutcome?], handlerOrder: [Int]) {
+    package static func run<Store: ArticleDataStoring>(_ steps: [ArticleStep], on store: Store) async -> (outcomes: [ArticleOutcome?], handlerOrder: [Int]) {
         let queue = DispatchQueue(label: "article-sequence.completions")
         let recorded = Locked((outcomes: [ArticleOutcome?](repeating: nil, count: steps.count), order: [Int]()))
         let group = DispatchGroup()
@@ -199,7 +193,7 @@ enum ArticleSequences {
 
     /// `nil` if the handlers ran in an order the article allows (a change's handler after those of
     /// every earlier call and before those of every later one), else the first offending pair.
-    static func handlerOrderViolation(_ order: [Int], _ steps: [ArticleStep]) -> String? {
+    package static func handlerOrderViolation(_ order: [Int], _ steps: [ArticleStep]) -> String? {
         var latestSeen = -1
         var latestChangeSeen = -1
         for index in order {
@@ -217,8 +211,8 @@ enum ArticleSequences {
 
     /// Runs `iterations` random sequences of `length` calls against `store` and the model; returns
     /// a description of the first mismatch, or `nil`.
-    static func check<Store: ArticleDataStoring>(_ store: Store, iterations: Int, length: Int, seed: UInt64) async -> String? {
-        var generator = SeededGenerator(seed: seed)
+    package static func check<Store: ArticleDataStoring>(_ store: Store, iterations: Int, length: Int, seed: UInt64) async -> String? {
+        var generator = SplitMix64(seed: seed)
         var model = ArticleModel()
         for iteration in 0..<iterations {
             let steps = random(count: length, tag: "\(iteration)", using: &generator)
