@@ -7,14 +7,17 @@ import PackageDescription
 //        ↓
 //   BlobSystem (typed POSIX wrappers: FileDescriptor, Errno, directories, locks)
 //        ↓
-//   BlobStore (the store: types, protocol, file store, in-memory store, images, checksums)
+//   BlobStore (the store: Model/ types and the BlobStoring protocol, File/ the file store's engine in
+//              parts (Engine, Index, Write, Read, Listing, Verify), InMemory/, Backend/ what blobd
+//              serves any store through (ServedBackend), Article/ the article's API, Image/, Checksum/)
 //
 //   HTTP1 (HTTP/1.1 codec: bytes in, messages out; no I/O, no dependencies)
 //
 //   BlobProtocol (BlobStore + HTTP1: blobd's wire vocabulary, defined once: routes, header names,
 //                 error codes, metadata/list/event JSON, HTTP dates, the default socket path)
 //        ↓
-//   BlobServer (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's event loops, routing) → blobd
+//   BlobServer (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's event loops, which only
+//               parse, serialize and move bytes; routing; store calls on its blocking-work pools) → blobd
 //
 //   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
 //   BlobCLI (BlobStore + BlobClient + BlobProtocol; commands, help, output, backends) → blob
