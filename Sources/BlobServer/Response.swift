@@ -105,7 +105,7 @@ extension Response {
     static func eventStreamHead() -> Response {
         var response = Response(status: .ok)
         response.header(.contentType, MediaType.eventStream)
-        response.header("Cache-Control", "no-cache")
+        response.header(.cacheControl, "no-cache")
         response.omitBody = true
         response.closeDelimited = true
         response.closeConnection = true

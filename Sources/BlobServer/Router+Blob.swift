@@ -162,7 +162,7 @@ extension Router {
                 }
             } else if HeaderName(fieldName: field.name) == .validate {
                 guard let validation = MetadataHeaders.validation(fromValue: field.value) else {
-                    throw APIError(.badRequest, "Blob-Validate must be 'image', 'record' or 'none' (got '\(field.value)')")
+                    throw APIError(.badRequest, "\(HeaderName.validate.rawValue) must be 'image', 'record' or 'none' (got '\(field.value)')")
                 }
                 options.validation = validation
             }
