@@ -21,13 +21,6 @@ struct APIError: Error, Sendable {
         self.message = message
     }
 
-    /// An error whose code is spelled out, for the call sites in Router*.swift and EventLoop.swift
-    /// that predate ``ErrorCode``: the spelling must be one of its codes.
-    init(_ status: HTTPStatus, _ code: String, _ message: String) {
-        guard let known = ErrorCode(rawValue: code) else { preconditionFailure("'\(code)' is not a protocol error code") }
-        self.init(known, status: status, message)
-    }
-
     /// The refusal of a request whose path (still encoded) is `path`.
     init(_ error: RouteError, path: String) {
         self.init(error.code, error.message(path: path))

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import BlobSystem
 import CBlobShim
@@ -282,7 +283,7 @@ final class EventLoop: @unchecked Sendable {
                 c.requestStarted = DispatchTime.now().uptimeNanoseconds
                 c.requestMethod = nil
                 c.requestTarget = nil
-                queue(APIError(.requestHeaderFieldsTooLarge, "bad_request", "the request head is too large").response(close: true), to: c)
+                queue(APIError(.badRequest, status: .requestHeaderFieldsTooLarge, "the request head is too large").response(close: true), to: c)
                 continue
             }
             guard c.mayHaveInput else { return }
@@ -451,7 +452,7 @@ final class EventLoop: @unchecked Sendable {
                 // Where the request ends is unknown: whatever follows is discarded while lingering.
                 c.bodyPending = true
                 log(.info, "malformed request: \(error)")
-                queue(APIError(error.status, "bad_request", "malformed request: \(error.code)").response(close: true), to: c)
+                queue(APIError(.badRequest, status: error.status, "malformed request: \(error.code)").response(close: true), to: c)
                 return true
             case .complete(let head, let consumed):
                 c.start += consumed
@@ -476,7 +477,7 @@ final class EventLoop: @unchecked Sendable {
             c.requestTarget = head.targetBytes
         }
         if c.refused {
-            queue(APIError(.forbidden, "forbidden", "this daemon does not serve your user or group").response(close: true), to: c)
+            queue(APIError(.forbidden, "this daemon does not serve your user or group").response(close: true), to: c)
             return
         }
         c.bodyBytes = 0
@@ -555,7 +556,7 @@ final class EventLoop: @unchecked Sendable {
             payloadRanges.removeAll(keepingCapacity: true)
             let consumed: Int
             do { consumed = try decoder.decode(available, payload: &payloadRanges) } catch {
-                queue(APIError(HTTPStatus(code: error.statusCode), "bad_request", "malformed chunked body: \(error.code)").response(close: true), to: c)
+                queue(APIError(.badRequest, status: HTTPStatus(code: error.statusCode), "malformed chunked body: \(error.code)").response(close: true), to: c)
                 return true
             }
             for range in payloadRanges {
@@ -699,16 +700,12 @@ final class EventLoop: @unchecked Sendable {
     /// first; frames (a reconnecting client's backlog included) follow as the client reads them.
     private func startEventStream(_ c: Connection, store: String?, after lastEventID: UInt64?, discardBody: Bool) {
         if discardBody {
-            queue(APIError(.badRequest, "bad_request", "GET /v1/events takes no body").response(close: true), to: c)
+            queue(APIError(.badRequest, "GET /v1/events takes no body").response(close: true), to: c)
             return
         }
         recordMetrics(c, status: 200, bytesOut: 0)
-        HTTPSerializer.appendStatusLine(.ok, version: c.version, into: &c.out)
-        c.out += dateLine.current()
-        HTTPSerializer.appendHeader(.contentType, "text/event-stream", into: &c.out)
-        HTTPSerializer.appendHeader(name: "Cache-Control", value: "no-cache", into: &c.out)
-        HTTPSerializer.appendHeader(.connection, "close", into: &c.out)
-        HTTPSerializer.appendEndOfHead(into: &c.out)
+        // The head a HEAD is answered with, so that the two cannot drift apart.
+        Response.eventStreamHead().serialize(version: c.version, close: true, dateLine: dateLine.current(), into: &c.out)
         c.state = .streaming
         c.keepAlive = false
         streamingCount += 1

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import Foundation
 import HTTP1
@@ -43,7 +44,7 @@ struct Response: Sendable {
     /// A JSON response.
     init(status: HTTPStatus, json: [UInt8]) {
         self.status = status
-        HTTPSerializer.appendHeader(.contentType, "application/json", into: &headerLines)
+        HTTPSerializer.appendHeader(.contentType, MediaType.json, into: &headerLines)
         body = json
     }
 
@@ -103,8 +104,8 @@ extension Response {
     /// `Content-Length` (the stream is delimited by the connection's end), and the connection closes.
     static func eventStreamHead() -> Response {
         var response = Response(status: .ok)
-        response.header(.contentType, "text/event-stream")
-        response.header("Cache-Control", "no-cache")
+        response.header(.contentType, MediaType.eventStream)
+        response.header(.cacheControl, "no-cache")
         response.omitBody = true
         response.closeDelimited = true
         response.closeConnection = true

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import Foundation
 import HTTP1
@@ -59,7 +60,7 @@ extension Router {
             // ETag, Expires, Vary), a 200 here has Date and ETag; the rest of the representation's
             // metadata is left out, as that section asks (the client holds it already).
             var response = Response(status: .notModified)
-            response.header(.etag, "\"\(metadata.etag.rawValue)\"")
+            response.header(.etag, MetadataHeaders.etagValue(metadata.etag))
             return response
         }
         var response = Response(status: .ok)
@@ -119,29 +120,9 @@ extension Router {
             HTTPDates.writeIMFFixdate(metadata.modified, into: scratch)
             response.header(.lastModified, bytes: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.imfFixdateLength]))
             HTTPDates.writeRFC3339(metadata.created, into: scratch)
-            response.header(name: "Blob-Created", bytes: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.rfc3339Length]))
+            response.header(name: HeaderName.created.staticName, bytes: UnsafeBufferPointer(rebasing: scratch[..<HTTPDates.rfc3339Length]))
         }
-        if !metadata.userMetadata.isEmpty {
-            for (key, value) in metadata.userMetadata.sorted(by: { $0.key < $1.key }) {
-                response.header("Blob-Meta-" + key, value)
-            }
-        }
-        if let image = metadata.image {
-            response.header("Blob-Image-Format", image.format.rawValue)
-            response.header("Blob-Image-Width", String(image.width))
-            response.header("Blob-Image-Height", String(image.height))
-        }
-    }
-
-    /// Whether a field name starts with `blob-`, in any case.
-    static func hasBlobPrefix(_ name: String) -> Bool {
-        var remaining = "blob-".utf8.makeIterator()
-        for byte in name.utf8 {
-            guard let expected = remaining.next() else { return true }
-            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            if lowered != expected { return false }
-        }
-        return remaining.next() == nil
+        MetadataHeaders.forEachBlobField(of: metadata) { response.header($0, $1) }
     }
 
     /// Whether an `If-None-Match` list (`*` or comma-separated, possibly weak, tags) names `etag`.
@@ -165,10 +146,8 @@ extension Router {
         for index in head.headers.indices {
             let field = head.headers[index]
             // Only `Blob-…` fields matter here; lowercasing every name cost an allocation per field.
-            guard Router.hasBlobPrefix(field.name) else { continue }
-            let lower = field.name.lowercased()
-            if lower.hasPrefix("blob-meta-") {
-                let key = String(lower.dropFirst("blob-meta-".count))
+            guard HeaderName.hasBlobPrefix(field.name) else { continue }
+            if let key = HeaderName.userMetadataKey(fieldName: field.name) {
                 // Values are UTF-8 text; decoding other bytes would store U+FFFD in their place.
                 guard String(validating: head.headers.valueBytes(at: index), as: UTF8.self) != nil else {
                     throw BlobStoreError.invalidMetadata(
@@ -181,13 +160,11 @@ extension Router {
                         store: name, identifier: identifier,
                         reason: "metadata key '\(key)' is sent twice (Blob-Meta-* names are case-insensitive)")
                 }
-            } else if lower == "blob-validate" {
-                switch field.value.lowercased() {
-                case "image": options.validation = .image
-                case "record": options.validation = .record
-                case "none": options.validation = .none
-                default: throw APIError(.badRequest, "bad_request", "Blob-Validate must be 'image', 'record' or 'none' (got '\(field.value)')")
+            } else if HeaderName(fieldName: field.name) == .validate {
+                guard let validation = MetadataHeaders.validation(fromValue: field.value) else {
+                    throw APIError(.badRequest, "\(HeaderName.validate.rawValue) must be 'image', 'record' or 'none' (got '\(field.value)')")
                 }
+                options.validation = validation
             }
         }
         // Refuse a bad identifier or metadata before `create: true` makes the store's folder:
@@ -224,7 +201,7 @@ extension Router {
                 case .success(let metadata):
                     // `created` is kept across overwrites, so it equals `modified` only for a new blob.
                     let created = metadata.created == metadata.modified
-                    var response = Response(status: created ? .created : .ok, json: JSONWriter.metadata(metadata))
+                    var response = Response(status: created ? .created : .ok, json: MetadataJSON.encode(metadata))
                     Router.appendMetadataHeaders(metadata, into: &response)
                     return response
                 case .failure(let error):

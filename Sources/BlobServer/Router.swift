@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import Foundation
 import HTTP1
@@ -21,29 +22,11 @@ final class Router: Sendable {
 
     /// Decides what to do with `head`, and which operation it counts as in the metrics.
     func action(for head: HTTPRequestHead) -> (RequestAction, MetricOperation) {
-        let path: [UInt8]
-        do { path = try head.decodedPath() } catch {
-            if error == .nulByte, let refusal = Router.encodedNUL(in: head) { return refusal }
-            return (.respond(APIError(.badRequest, "bad_request", "the request path is not valid percent-encoding: \(error)").response()), .other)
-        }
-        guard let route = Route(decodedPath: path) else {
-            return (.respond(APIError(.notFound, "not_found", "no such resource: \(head.path)").response()), .other)
-        }
-        // `Route` decodes leniently (invalid UTF-8 becomes U+FFFD), which would store and serve
-        // `%ff%fe` as the different identifier "\u{FFFD}\u{FFFD}". The store's rule is that an
-        // identifier must be valid UTF-8; a store name with such bytes fails its own rule below.
-        if case .blob(let store, let identifier) = route, StoreName.violation(in: store) == nil {
-            var rule: BlobIdentifier.Rule?
-            if !path.allSatisfy({ $0 < 0x80 }), String(validating: path, as: UTF8.self) == nil {
-                rule = .invalidUTF8
-            } else {
-                // The other rules are the store's, checked by the store call.
-                rule = BlobIdentifier.unaddressableSegment(in: identifier)
-            }
-            if let rule {
-                let error = BlobStoreError.invalidIdentifier(identifier: identifier, rule: rule)
-                return (.respond(APIError(error).response()), Router.operation(route: route, method: head.method))
-            }
+        let route: Route
+        do { route = try Route(encodedPath: head.pathBytes) } catch {
+            var operation = MetricOperation.other
+            if case .invalidName(_, let refused) = error { operation = Router.operation(route: refused, method: head.method) }
+            return (.respond(APIError(error, path: head.path).response()), operation)
         }
         return (action(route: route, head: head), Router.operation(route: route, method: head.method))
     }
@@ -71,7 +54,7 @@ final class Router: Sendable {
         do {
             switch (route, head.method) {
             case (.health, .get), (.health, .head):
-                var response = Response(status: .ok, json: Array(#"{"status":"ok"}"#.utf8))
+                var response = Response(status: .ok, json: ReportJSON.healthy)
                 response.omitBody = head.method == .head
                 return .respond(response)
             // HEAD wherever GET works (RFC 9110 §9.3.2): the same status and headers, no body (the
@@ -99,16 +82,8 @@ final class Router: Sendable {
                 return try put(store: store, identifier: id, head: head)
             case (.blob(let store, let id), .delete):
                 return try remove(store: store, identifier: id, head: head)
-            case (.health, _):
-                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
-            case (.stores, _), (.events, _), (.metrics, _):
-                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD"))
-            case (.verify, _):
-                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, POST"))
-            case (.blobs, _):
-                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, DELETE"))
-            case (.blob, _):
-                return .respond(Router.methodNotAllowed(head.method, allow: "GET, HEAD, PUT, DELETE"))
+            case (.health, _), (.stores, _), (.events, _), (.metrics, _), (.verify, _), (.blobs, _), (.blob, _):
+                return .respond(Router.methodNotAllowed(head.method, allow: route.allowedMethods))
             }
         } catch let error as APIError {
             return .respond(error.response())
@@ -123,7 +98,7 @@ final class Router: Sendable {
     }
 
     static func methodNotAllowed(_ method: HTTPMethod, allow: String) -> Response {
-        var response = APIError(.methodNotAllowed, "method_not_allowed", "method \(method.token) is not allowed here; allowed: \(allow)").response()
+        var response = APIError(.methodNotAllowed, "method \(method.token) is not allowed here; allowed: \(allow)").response()
         response.header(.allow, allow)
         return response
     }
@@ -131,7 +106,7 @@ final class Router: Sendable {
     /// The store, or a 404 when it has never been written. May block: call off the loops.
     func existingStore(_ name: String) throws -> any ServedBackend {
         guard let store = try stores.existing(name) else {
-            throw APIError(.notFound, "not_found", "store '\(name)' not found")
+            throw APIError(.notFound, "store '\(name)' not found")
         }
         return store
     }
@@ -142,30 +117,30 @@ final class Router: Sendable {
         var query = ListQuery()
         let items: [QueryItem]
         do { items = try head.queryItems() } catch {
-            throw APIError(.badRequest, "invalid_query", "the query string is not valid percent-encoding: \(error)")
+            throw APIError(.invalidQuery, "the query string is not valid percent-encoding: \(error)")
         }
         for item in items {
             switch item.name {
-            case "prefix": query.prefix = item.value
-            case "type": query.contentTypePrefix = item.value.isEmpty ? nil : item.value
-            case "sort":
+            case ListParameters.prefix: query.prefix = item.value
+            case ListParameters.type: query.contentTypePrefix = item.value.isEmpty ? nil : item.value
+            case ListParameters.sort:
                 guard let sort = ListQuery.Sort(rawValue: item.value) else {
-                    throw APIError(.badRequest, "invalid_query", "sort must be 'identifier' or 'modified' (got '\(item.value)')")
+                    throw APIError(.invalidQuery, "sort must be 'identifier' or 'modified' (got '\(item.value)')")
                 }
                 query.sort = sort
-            case "limit":
+            case ListParameters.limit:
                 guard let limit = Int(item.value) else {
-                    throw APIError(.badRequest, "invalid_query", "limit must be an integer 1...\(ListQuery.maximumLimit) (got '\(item.value)')")
+                    throw APIError(.invalidQuery, "limit must be an integer 1...\(ListQuery.maximumLimit) (got '\(item.value)')")
                 }
                 query.limit = limit
-            case "cursor": query.cursor = item.value.isEmpty ? nil : item.value
+            case ListParameters.cursor: query.cursor = item.value.isEmpty ? nil : item.value
             default: break
             }
         }
         try StoreName.validate(name)
         let finalQuery = query
         return .offload(.scan) { [self] in
-            do { return Response(status: .ok, json: JSONWriter.page(try await existingStore(name).list(finalQuery))) } catch {
+            do { return Response(status: .ok, json: MetadataJSON.encode(try await existingStore(name).list(finalQuery))) } catch {
                 return Router.errorResponse(error)
             }
         }
@@ -175,16 +150,16 @@ final class Router: Sendable {
         var store: String?
         let items: [QueryItem]
         do { items = try head.queryItems() } catch {
-            throw APIError(.badRequest, "invalid_query", "the query string is not valid percent-encoding: \(error)")
+            throw APIError(.invalidQuery, "the query string is not valid percent-encoding: \(error)")
         }
-        for item in items where item.name == "store" && !item.value.isEmpty {
+        for item in items where item.name == ListParameters.store && !item.value.isEmpty {
             try StoreName.validate(item.value)
             store = item.value
         }
         var lastEventID: UInt64?
         if let text = head.lastEventID?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
             guard let id = UInt64(text) else {
-                throw APIError(.badRequest, "bad_request", "Last-Event-ID must be an event id (digits), got '\(text)'")
+                throw APIError(.badRequest, "Last-Event-ID must be an event id (digits), got '\(text)'")
             }
             lastEventID = id
         }
@@ -198,9 +173,7 @@ final class Router: Sendable {
         return .offload(.scan) { [self] in
             do {
                 let report = try await existingStore(name).verify(repair: repair)
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                return Response(status: .ok, json: Array(try encoder.encode(report)))
+                return Response(status: .ok, json: try ReportJSON.encode(report))
             } catch {
                 return Router.errorResponse(error)
             }
@@ -218,7 +191,7 @@ final class Router: Sendable {
                 totals.append((name, statistics))
             }
             var response = Response(status: .ok)
-            response.header(.contentType, "text/plain; version=0.0.4; charset=utf-8")
+            response.header(.contentType, MediaType.metrics)
             response.body = metrics.render(stores: totals, eventSubscribers: events.subscriberCount)
             return response
         }
@@ -237,15 +210,15 @@ final class Router: Sendable {
             }
             let open = directory.openStores()
             let holders = directory.catalog.otherHolders(of: names.filter { open[$0] == nil })
-            var entries: [JSONWriter.StoreEntry] = []
+            var entries: [StoreListJSON.Entry] = []
             for name in names {
-                var entry = JSONWriter.StoreEntry(name: name, open: open[name] != nil, heldBy: holders[name])
+                var entry = StoreListJSON.Entry(name: name, open: open[name] != nil, heldBy: holders[name])
                 if let store = open[name] {
                     do { entry.statistics = try await store.statistics() } catch { entry.error = "\(error)" }
                 }
                 entries.append(entry)
             }
-            return Response(status: .ok, json: JSONWriter.stores(entries))
+            return Response(status: .ok, json: StoreListJSON.encode(entries))
         }
     }
 
@@ -277,7 +250,7 @@ final class Router: Sendable {
                     if case .ifMatch(let tag) = condition {
                         throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: tag, actual: nil)
                     }
-                    throw APIError(.notFound, "not_found", "store '\(name)' not found")
+                    throw APIError(.notFound, "store '\(name)' not found")
                 }
                 guard try await store.remove(identifier, condition: condition) else {
                     throw BlobStoreError.notFound(store: name, identifier: identifier)
@@ -294,16 +267,16 @@ final class Router: Sendable {
         if let value = head.ifMatch?.trimmingCharacters(in: .whitespaces) {
             guard let tag = ETag(value) else {
                 if value == "*" {
-                    throw APIError(.badRequest, "bad_request", "If-Match: * is not supported; send the current ETag")
+                    throw APIError(.badRequest, "If-Match: * is not supported; send the current ETag")
                 }
                 // A tag this store could never have issued cannot match.
-                throw APIError(.preconditionFailed, "precondition_failed", "If-Match \(value) does not match the current version")
+                throw APIError(.preconditionFailed, "If-Match \(value) does not match the current version")
             }
             return .ifMatch(tag)
         }
         if allowNoneMatch, let value = head.ifNoneMatch?.trimmingCharacters(in: .whitespaces) {
             guard value == "*" else {
-                throw APIError(.badRequest, "bad_request", "on \(head.method.token), If-None-Match must be '*' (only if absent)")
+                throw APIError(.badRequest, "on \(head.method.token), If-None-Match must be '*' (only if absent)")
             }
             return .ifNoneMatch
         }

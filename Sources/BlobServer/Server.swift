@@ -24,7 +24,7 @@ final class Server {
     ) throws {
         let events = EventLog()
         let metrics = Metrics(shards: max(1, eventLoopCount))
-        let stores = StoreDirectory(catalog: catalog, maximumBlobSize: maximumBlobSize) { store in
+        let stores = StoreDirectory(catalog: catalog, maximumBlobSize: maximumBlobSize, log: log) { store in
             // Observed before the store is handed out, so no change is missed; and synchronously by
             // whichever thread commits, so an event is in the log before its writer gets the acknowledgement.
             store.observeChanges { events.append($0) }

@@ -35,10 +35,16 @@ final class StoreDirectory: Sendable {
     private let state = Locked(State())
     /// Called once for each store when it is first opened (the daemon forwards its changes to the event log).
     private let onOpen: @Sendable (any ServedBackend) -> Void
+    /// The daemon's log, in its configured format.
+    private let log: Log
 
-    init(catalog: any ServedBackendCatalog, maximumBlobSize: Int64, onOpen: @escaping @Sendable (any ServedBackend) -> Void = { _ in }) {
+    init(
+        catalog: any ServedBackendCatalog, maximumBlobSize: Int64, log: Log,
+        onOpen: @escaping @Sendable (any ServedBackend) -> Void = { _ in }
+    ) {
         self.catalog = catalog
         self.maximumBlobSize = maximumBlobSize
+        self.log = log
         self.onOpen = onOpen
     }
 
@@ -100,7 +106,7 @@ final class StoreDirectory: Sendable {
             guard let store = state.open.removeValue(forKey: name) else { return }
             // Under the lock, so that no put or read opens the store while it goes.
             do { try catalog.discardStore(name, store) } catch {
-                Log.write("blobd: cannot remove the empty store '\(name)' left by a refused put: \(error)")
+                log(.error, "cannot remove the empty store '\(name)' left by a refused put: \(error)")
             }
         }
     }

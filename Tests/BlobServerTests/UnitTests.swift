@@ -6,7 +6,7 @@ import Glibc
 #endif
 import Testing
 
-/// Pure parts of the server: ranges, field names.
+/// Pure parts of the server: ranges (field names are BlobProtocolTests' HeaderTests).
 struct UnitTests {
     @Test func byteRanges() {
         #expect(ByteRange.parse("bytes=0-0", size: 10) == .satisfiable(0..<1))
@@ -18,11 +18,6 @@ struct UnitTests {
         #expect(ByteRange.parse("bytes=0-1,3-4", size: 10) == .ignore)
         #expect(ByteRange.parse("items=0-1", size: 10) == .ignore)
         #expect(ByteRange.parse("bytes=5-2", size: 10) == .ignore)
-    }
-
-    @Test func blobFieldNamesAreRecognisedInAnyCase() {
-        for name in ["Blob-Meta-x", "BLOB-VALIDATE", "blob-", "bLoB-meta-"] { #expect(Router.hasBlobPrefix(name), "\(name)") }
-        for name in ["blob", "Blo", "", "Content-Type", "blobx-meta", "xblob-", "Blob_Meta"] { #expect(!Router.hasBlobPrefix(name), "\(name)") }
     }
 }
 
