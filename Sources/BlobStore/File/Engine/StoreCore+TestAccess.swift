@@ -31,8 +31,6 @@ extension StoreCore {
 
     /// ``CachedReads/works``.
     var cachedReadsWork: AtomicFlag { cachedReads.works }
-    /// ``NameClaim/noReplaceRenames``.
-    var noReplaceRenames: AtomicFlag { nameClaim.noReplaceRenames }
     /// ``AnonymousTempFiles/budget``.
     var anonymousTemps: AnonymousTempBudget { anonymousTempFiles.budget }
     /// ``AnonymousTempFiles/work()``.

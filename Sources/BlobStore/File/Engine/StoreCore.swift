@@ -56,8 +56,6 @@ final class StoreCore: Sendable {
     let cachedReads: CachedReads
     /// Fast path (``AnonymousTempFiles``).
     let anonymousTempFiles: AnonymousTempFiles
-    /// Fast path (``NameClaim``), used by the write path's ``ChangeApplier``.
-    let nameClaim: NameClaim
     let writes: GroupCommit
     let listing: Listing
     let verifier: Verifier
@@ -115,9 +113,8 @@ final class StoreCore: Sendable {
             ManifestFollower(manifestText: $0, queue: queue, index: index, reader: reader, paths: paths, listingCache: listingCache, totals: totals)
         }
         let reads = ReadPath(queue: queue, index: index, reader: reader, follower: follower, hooks: hooks)
-        let nameClaim = NameClaim()
         let applier = ChangeApplier(
-            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, hooks: hooks, nameClaim: nameClaim)
+            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, hooks: hooks)
         let verifier = Verifier(paths: paths, index: index)
 
         self.queue = queue
@@ -130,7 +127,6 @@ final class StoreCore: Sendable {
         self.reads = reads
         cachedReads = CachedReads(paths: paths, store: name, map: index.published)
         anonymousTempFiles = AnonymousTempFiles(folder: paths.temp)
-        self.nameClaim = nameClaim
         writes = GroupCommit(commitQueue: commitQueue, syncRound: SyncRound(label: label), applier: applier, broadcaster: broadcaster, hooks: hooks)
         listing = Listing(store: name, paths: paths, index: index, reads: reads, cache: listingCache, totals: totals, hooks: hooks)
         self.verifier = verifier

@@ -41,11 +41,10 @@ final class ChangeApplier: Sendable {
     private let index: BucketIndex
     private let totals: StoreTotals
     private let hooks: StoreTestHooks
-    private let nameClaim: NameClaim
 
     init(
         store: String, paths: StorePaths, queue: DispatchQueue, reclaimQueue: DispatchQueue, index: BucketIndex, totals: StoreTotals,
-        hooks: StoreTestHooks, nameClaim: NameClaim
+        hooks: StoreTestHooks
     ) {
         self.store = store
         self.paths = paths
@@ -54,7 +53,6 @@ final class ChangeApplier: Sendable {
         self.index = index
         self.totals = totals
         self.hooks = hooks
-        self.nameClaim = nameClaim
     }
 
     /// Settles each put's `created` (rewriting its temp header) before its content is synced, so a
@@ -107,22 +105,17 @@ final class ChangeApplier: Sendable {
         return committed
     }
 
-    /// Whether `put` claims its name before anything is looked up (``NameClaim``).
-    private func claimsNameFirst(_ put: PreparedPut) -> Bool { nameClaim.applies(to: put) }
-
-    /// Looks up what each put of a batch replaces (each put that does not claim its name first) and
-    /// gives its temp header the old version's `created`.
+    /// Looks up what each put of a batch replaces and gives its temp header the old version's `created`.
     ///
     /// Runs as a read on the queue before the batch's barrier. What it finds still holds inside that
     /// barrier: only the committer changes the store, and this is the committer. A put whose identifier
     /// an earlier mutation of the same batch touches (or that follows a remove-all) is left to the
-    /// barrier, which sees that mutation's effect: `replaced` is nil for it. So is a put that claims
-    /// its name first: only a name that exists costs a lookup, in the barrier.
+    /// barrier, which sees that mutation's effect: `replaced` is nil for it.
     private func settleCreated(_ batch: [Mutation]) -> (mutations: [Mutation], replaced: [ExistingBlob?], failures: [Int: any Error]) {
         var mutations = batch
         var failures: [Int: any Error] = [:]
         let needsLookup = batch.contains { mutation in
-            if case .put(let put) = mutation { return !claimsNameFirst(put) }
+            if case .put = mutation { return true }
             return false
         }
         guard needsLookup else { return (mutations, batch.map { _ in nil }, failures) }
@@ -138,7 +131,7 @@ final class ChangeApplier: Sendable {
                     touched.insert(identifier)
                     return nil
                 case .put(let put):
-                    guard !everything, touched.insert(put.identifier).inserted, !claimsNameFirst(put) else { return nil }
+                    guard !everything, touched.insert(put.identifier).inserted else { return nil }
                     // A lookup that fails is left to the barrier, which looks again and reports the error.
                     return try? storedVersion(at: index.location(of: put.identifier).path)
                 }
@@ -221,12 +214,6 @@ final class ChangeApplier: Sendable {
     {
         // Located again: a split earlier in this barrier may have moved the bucket boundary.
         let (folder, path, bucketIndex) = index.location(of: put.identifier)
-        if replaced == nil, claimsNameFirst(put), try nameClaim.claim(put, as: path) {
-            // A new blob: its header's `created` is its `modified` already.
-            touched.insert(folder)
-            try added(put.identifier, bucketAt: bucketIndex, size: put.header.size, touched: &touched)
-            return put.header.metadata
-        }
         let found = try replaced ?? storedVersion(at: path)
         var existing = found
         if case .present(let header) = existing, header.identifier != put.identifier {
@@ -251,7 +238,7 @@ final class ChangeApplier: Sendable {
             reclaim.append(trash)
         }
         if case .absent = found, put.temp.isAnonymous {
-            // Checked absent in this barrier (a store that looks up first): a link cannot replace anything.
+            // Checked absent (before or in this barrier): a link cannot replace anything.
             try io("link", path) { try put.temp.publishNew(as: path) }
         } else {
             try io("rename", path) { try put.temp.publish(replacing: path) }

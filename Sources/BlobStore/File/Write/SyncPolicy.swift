@@ -13,8 +13,8 @@ enum SyncPolicy {
     }
 
     /// Whether a relaxed put syncs its content inside the barrier, just before its rename: it found
-    /// the blob it replaces only there (it claimed its name first, or its file is anonymous), so it was
-    /// not synced before.
+    /// the blob it replaces only there (its file is anonymous, or an earlier mutation of its batch
+    /// touched the same blob), so it was not synced before.
     static func syncsInBarrier(_ put: PreparedPut, found: ExistingBlob) -> Bool {
         if case .absent = found { return false }
         return !put.durable && !put.contentSynced
