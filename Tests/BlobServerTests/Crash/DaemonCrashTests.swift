@@ -102,7 +102,7 @@ final class CrashDaemon {
     private(set) var process: Process?
     /// A program and arguments to run blobd through (blobd's path and arguments follow), e.g. a shell that sets limits.
     var wrapper: [String] = []
-    /// `--durability` (durable unless a test needs relaxed puts, which write anonymous temp files).
+    /// `--durability` (durable unless a test needs relaxed puts).
     var durability = "durable"
 
     init(root: String, socketPath: String, logPath: String) {

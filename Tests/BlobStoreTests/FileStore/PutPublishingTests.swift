@@ -5,9 +5,9 @@ import Testing
 
 @testable import BlobStore
 
-/// How a put's temp file becomes its blob (docs/STORAGE.md, "Writing"): the commit looks up what it
-/// replaces first, then publishes the temp file under its name. These check what that stores and what
-/// it leaves behind, in both durability modes.
+/// How a put's temp file becomes its blob (docs/STORAGE.md, "Writing"): every put writes a named file
+/// in `tmp/` and the commit renames it into place, looking up what it replaces first. These check what
+/// that stores and what it leaves behind, in both durability modes.
 @Suite struct PutPublishingTests {
     let root = TemporaryRoot()
 
@@ -82,11 +82,38 @@ import Testing
         #expect(report.corrupt.isEmpty)
     }
 
+    /// Watches a put while it waits for its commit (the barrier queue held): the entries of the temp folder.
+    func tempWhileWaiting(_ store: PersistentDataStore, _ identifier: String) async throws -> [String] {
+        let release = hold(store.core.queue)
+        let put = Task { try await store.put(Data(repeating: 7, count: 100_000), identifier: identifier) }
+        var names: [String] = []
+        for _ in 0..<400 {
+            names = try DirectoryStream.entries(of: store.core.tempPath).map(\.name)
+            if !names.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        release()
+        _ = try await put.value
+        reclaimed(store)
+        return names
+    }
+
+    /// Both modes write a named file in `tmp/`, which the commit renames away (a killed process leaves it
+    /// for the next open's sweep, `FileStoreLayoutTests.crashLeftoversAreClearedAndPendingSplitsFinishedOnOpen`).
+    @Test(arguments: [Durability.relaxed, .durable]) func aPutWaitingForItsCommitHasANamedFileInTmp(durability: Durability) async throws {
+        let store = try store("kinds", durability: durability)
+        let names = try await tempWhileWaiting(store, "w")
+        #expect(names.count == 1 && names.allSatisfy { $0.hasPrefix("put-") }, "\(names)")
+        #expect(try DirectoryStream.entries(of: store.core.tempPath).isEmpty)
+        #expect(try await store.get("w").count == 100_000)
+    }
+
     @Test func aWriterDroppedMidWayGivesBackItsFile() throws {
         let store = try store("dropped")
         do {
             let writer = try TempBlobWriter(core: store.core, identifier: "half", options: PutOptions(), durable: false, maximumSize: 1 << 30)
             try Data(repeating: 3, count: 300_000).withUnsafeBytes { try writer.append($0) }  // past the in-memory prefix: a file exists
+            #expect(try DirectoryStream.entries(of: store.core.tempPath).count == 1)
         }
         reclaimed(store)
         #expect(try DirectoryStream.entries(of: store.core.tempPath).isEmpty)

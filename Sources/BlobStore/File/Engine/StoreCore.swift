@@ -54,8 +54,6 @@ final class StoreCore: Sendable {
     let reads: ReadPath
     /// Fast path (``CachedReads``).
     let cachedReads: CachedReads
-    /// Fast path (``AnonymousTempFiles``).
-    let anonymousTempFiles: AnonymousTempFiles
     let writes: GroupCommit
     let listing: Listing
     let verifier: Verifier
@@ -126,7 +124,6 @@ final class StoreCore: Sendable {
         self.index = index
         self.reads = reads
         cachedReads = CachedReads(paths: paths, store: name, map: index.published)
-        anonymousTempFiles = AnonymousTempFiles(folder: paths.temp)
         writes = GroupCommit(commitQueue: commitQueue, syncRound: SyncRound(label: label), applier: applier, broadcaster: broadcaster, hooks: hooks)
         listing = Listing(store: name, paths: paths, index: index, reads: reads, cache: listingCache, totals: totals, hooks: hooks)
         self.verifier = verifier

@@ -153,7 +153,7 @@ final class ChangeApplier: Sendable {
     }
 
     /// Applies one mutation; `replaced` is what a put replaces if ``settleCreated(_:)`` found it. A put's
-    /// temp file is ended here if it was published, or added to `dropped`. In the barrier.
+    /// temp file that was not published is added to `dropped`. In the barrier.
     private func apply(
         _ mutation: Mutation, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String],
         dropped: inout [TempFile]
@@ -162,9 +162,7 @@ final class ChangeApplier: Sendable {
         switch mutation {
         case .put(let put):
             do {
-                let metadata = try applyPut(put, replacing: replaced, touched: &touched, reclaim: &reclaim)
-                put.temp.published()
-                return .stored(metadata)
+                return .stored(try applyPut(put, replacing: replaced, touched: &touched, reclaim: &reclaim))
             } catch {
                 dropped.append(put.temp)
                 throw error
@@ -232,17 +230,12 @@ final class ChangeApplier: Sendable {
             try rewriteHeader(header, of: put.temp, durable: put.durable)
         }
         if SyncPolicy.syncsInBarrier(put, found: found) {
-            try io("sync", put.temp.location) { try put.temp.withWritableDescriptor { fd in try fd.dataSync() } }
+            try io("sync", put.temp.path) { try put.temp.withWritableDescriptor { fd in try fd.dataSync() } }
         }
         if case .absent = found {} else if let trash = TrashLink.keep(path, in: paths.trash) {
             reclaim.append(trash)
         }
-        if case .absent = found, put.temp.isAnonymous {
-            // Checked absent (before or in this barrier): a link cannot replace anything.
-            try io("link", path) { try put.temp.publishNew(as: path) }
-        } else {
-            try io("rename", path) { try put.temp.publish(replacing: path) }
-        }
+        try io("rename", path) { try put.temp.publish(replacing: path) }
         touched.insert(folder)
         if case .present(let old) = existing {
             totals.adjust(count: 0, bytes: header.size - old.size)
@@ -259,7 +252,7 @@ final class ChangeApplier: Sendable {
     }
 
     private func rewriteHeader(_ header: BlobHeader, of temp: TempFile, durable: Bool) throws {
-        try io("write", temp.location) {
+        try io("write", temp.path) {
             try temp.withWritableDescriptor { fd in
                 try header.encoded().withUnsafeBytes { raw in try fd.writeAll(toAbsoluteOffset: 0, raw) }
                 if durable { try fd.dataSync() }
