@@ -162,7 +162,7 @@ final class ChangeApplier: Sendable {
         switch mutation {
         case .put(let put):
             do {
-                return .stored(try applyPut(put, replacing: replaced, touched: &touched, reclaim: &reclaim))
+                return .stored(try applyPut(put, replacing: replaced, touched: &touched))
             } catch {
                 dropped.append(put.temp)
                 throw error
@@ -207,9 +207,7 @@ final class ChangeApplier: Sendable {
         return try BlobReader.existing(at: path)
     }
 
-    private func applyPut(_ put: PreparedPut, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String]) throws
-        -> BlobMetadata
-    {
+    private func applyPut(_ put: PreparedPut, replacing replaced: ExistingBlob?, touched: inout Set<String>) throws -> BlobMetadata {
         // Located again: a split earlier in this barrier may have moved the bucket boundary.
         let (folder, path, bucketIndex) = index.location(of: put.identifier)
         let found = try replaced ?? storedVersion(at: path)
@@ -231,9 +229,6 @@ final class ChangeApplier: Sendable {
         }
         if SyncPolicy.syncsInBarrier(put, found: found) {
             try io("sync", put.temp.path) { try put.temp.withWritableDescriptor { fd in try fd.dataSync() } }
-        }
-        if case .absent = found {} else if let trash = TrashLink.keep(path, in: paths.trash) {
-            reclaim.append(trash)
         }
         try io("rename", path) { try put.temp.publish(replacing: path) }
         touched.insert(folder)
