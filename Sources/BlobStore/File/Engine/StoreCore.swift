@@ -23,8 +23,8 @@ import Glibc
 ///   inside a `.barrier` item, so no read overlaps it. The index is confined to it (checked).
 /// - `commitQueue` is serial: the committer's thread for durable batches (``GroupCommit``).
 /// - `ioQueues` write temp files and stream content outside the barrier, at the caller's priority.
-/// - `reclaimQueue` frees removed versions, remove-all's old bucket trees and dropped temp files
-///   later, off the acknowledgement path.
+/// - `reclaimQueue` frees remove-all's old bucket trees and dropped temp files later, off the
+///   acknowledgement path.
 /// No blocking call runs on the Swift concurrency pool: async methods hop to these queues with continuations.
 ///
 /// Immutable after its initializer; every part guards its own state.

@@ -9,7 +9,7 @@ struct StorePaths: Sendable {
     let buckets: String
     /// `tmp/`: the temp files of puts in progress.
     let temp: String
-    /// `trash/`: removed versions and remove-all's old bucket trees, waiting to be freed.
+    /// `trash/`: remove-all's old bucket trees, waiting to be freed.
     let trash: String
     /// The bucket map's file.
     let manifest: String

@@ -29,7 +29,7 @@ struct CommittedBatch {
 
 /// Applying changes: prepares a batch (what each put replaces, its header's `created`, which
 /// contents to sync) and applies it in one barrier on the store queue — conditions checked, temp
-/// files published, removes moved to the trash, the index's counts and splits kept, the totals too.
+/// files published, removed blobs unlinked, the index's counts and splits kept, the totals too.
 ///
 /// Called by the committer (``GroupCommit``), one batch at a time. Owned by the store's engine;
 /// immutable, and what it changes is the index (in the barrier) and the totals (their own mutex).
@@ -177,9 +177,7 @@ final class ChangeApplier: Sendable {
             }
             try condition.check(against: existing, store: store, identifier: identifier)
             if case .absent = existing { return .removed(identifier: identifier, existed: false) }
-            let trash = paths.trash + "/" + StorePaths.uniqueName("rm-")
-            try io("remove", path) { try FileSystem.rename(path, to: trash) }
-            reclaim.append(trash)
+            try io("remove", path) { try FileSystem.unlink(path) }
             touched.insert(folder)
             if case .present(let header) = existing { totals.adjust(count: -1, bytes: -header.size) }
             index.adjustCount(bucketAt: index.location(of: identifier).bucketIndex, by: -1)
