@@ -17,7 +17,7 @@ package final class CrashDaemon {
     package private(set) var process: Process?
     /// A program and arguments to run blobd through (blobd's path and arguments follow), e.g. a shell that sets limits.
     package var wrapper: [String] = []
-    /// `--durability` (durable unless a test needs relaxed puts, which write anonymous temp files).
+    /// `--durability` (durable unless a test needs relaxed puts).
     package var durability = "durable"
 
     /// Prepares a daemon (not started) on `root` and `socketPath`.

@@ -149,9 +149,9 @@ public final class PersistentDataStore: BlobStoring, Sendable {
                 // On the I/O queue, so a relaxed put may commit right here (see `StoreCore.submit`).
                 core.submit(.put(prepared), inline: true) { result in
                     if case .failure = result {
-                        // The committer reclaims a failed put's temp file in the background; make sure a
-                        // named one is gone before the failure is reported (the caller may exit at once).
-                        prepared.removeNamedFileIfLeft()
+                        // The committer reclaims a failed put's temp file in the background; make sure
+                        // it is gone before the failure is reported (the caller may exit at once).
+                        prepared.removeTempFileIfLeft()
                     }
                     continuation.resume(with: Swift.Result { try result.storedMetadata() })
                 }
@@ -163,9 +163,9 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         do {
             return try Swift.Result<MutationOutcome, any Error>.success(try await core.commit(.put(prepared))).storedMetadata()
         } catch {
-            // The committer reclaims a failed put's temp file in the background; make sure a named one
-            // is gone before the failure is reported (the caller may exit at once).
-            _ = try? await onIO { prepared.removeNamedFileIfLeft() }
+            // The committer reclaims a failed put's temp file in the background; make sure it is
+            // gone before the failure is reported (the caller may exit at once).
+            _ = try? await onIO { prepared.removeTempFileIfLeft() }
             throw error
         }
     }

@@ -83,8 +83,7 @@ struct DaemonDiskTroubleTests {
         #expect(daemon.stop() == 0)
     }
 
-    /// Durable puts write named temp files, relaxed ones anonymous files (docs/STORAGE.md); the error
-    /// names the file either way — by its folder when it has no name.
+    /// Both modes write a temp file in `tmp/` (docs/STORAGE.md); the error names it.
     @Test(arguments: ["durable", "relaxed"])
     func fileSizeLimitGivesEFBIGAndKeepsThePreviousVersion(durability: String) throws {
         let folder = TempFolder()
@@ -102,7 +101,7 @@ struct DaemonDiskTroubleTests {
         #expect(response.status == 500, "PUT past RLIMIT_FSIZE: \(response.status) \(response.text)")
         #expect(response.errorCode == "io_error")
         #expect(response.text.contains("EFBIG") || response.text.contains("too large"), "message should name EFBIG: \(response.text)")
-        let file = durability == "durable" ? "/disk/tmp/put-" : "/disk/tmp/ (an unnamed temp file)"
+        let file = "/disk/tmp/put-"
         #expect(response.text.contains(root + file), "message should name the temp file as \(file): \(response.text)")
         try expectUnharmed(daemon, root: root, first: first, after: "EFBIG")
         #expect(daemon.stop() == 0)

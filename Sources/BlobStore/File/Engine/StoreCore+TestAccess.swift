@@ -31,16 +31,6 @@ extension StoreCore {
 
     /// ``CachedReads/works``.
     var cachedReadsWork: AtomicFlag { cachedReads.works }
-    /// ``NameClaim/noReplaceRenames``.
-    var noReplaceRenames: AtomicFlag { nameClaim.noReplaceRenames }
-    /// ``AnonymousTempFiles/budget``.
-    var anonymousTemps: AnonymousTempBudget { anonymousTempFiles.budget }
-    /// ``AnonymousTempFiles/work()``.
-    func anonymousTempFilesWork() -> Bool { anonymousTempFiles.work() }
-    /// ``AnonymousTempFiles/refuse()``.
-    func refuseAnonymousTempFiles() { anonymousTempFiles.refuse() }
-    /// ``AnonymousTempFiles/probed``.
-    var anonymousTempFilesProbed: Bool { anonymousTempFiles.probed }
 
     /// ``Manifest/read(at:)``.
     static func readManifest(at path: String) throws -> (text: String, map: BucketMap) { try Manifest.read(at: path) }

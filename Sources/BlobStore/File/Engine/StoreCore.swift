@@ -23,7 +23,8 @@ import Glibc
 ///   inside a `.barrier` item, so no read overlaps it. The index is confined to it (checked).
 /// - `commitQueue` is serial: the committer's thread for durable batches (``GroupCommit``).
 /// - `ioQueues` write temp files and stream content outside the barrier, at the caller's priority.
-/// - `reclaimQueue` unlinks replaced and removed versions later, off the acknowledgement path.
+/// - `reclaimQueue` frees remove-all's old bucket trees and dropped temp files later, off the
+///   acknowledgement path.
 /// No blocking call runs on the Swift concurrency pool: async methods hop to these queues with continuations.
 ///
 /// Immutable after its initializer; every part guards its own state.
@@ -54,10 +55,6 @@ final class StoreCore: Sendable {
     let reads: ReadPath
     /// Fast path (``CachedReads``).
     let cachedReads: CachedReads
-    /// Fast path (``AnonymousTempFiles``).
-    let anonymousTempFiles: AnonymousTempFiles
-    /// Fast path (``NameClaim``), used by the write path's ``ChangeApplier``.
-    let nameClaim: NameClaim
     let writes: GroupCommit
     let listing: Listing
     let verifier: Verifier
@@ -115,9 +112,8 @@ final class StoreCore: Sendable {
             ManifestFollower(manifestText: $0, queue: queue, index: index, reader: reader, paths: paths, listingCache: listingCache, totals: totals)
         }
         let reads = ReadPath(queue: queue, index: index, reader: reader, follower: follower, hooks: hooks)
-        let nameClaim = NameClaim()
         let applier = ChangeApplier(
-            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, hooks: hooks, nameClaim: nameClaim)
+            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, hooks: hooks)
         let verifier = Verifier(paths: paths, index: index)
 
         self.queue = queue
@@ -129,8 +125,6 @@ final class StoreCore: Sendable {
         self.index = index
         self.reads = reads
         cachedReads = CachedReads(paths: paths, store: name, map: index.published)
-        anonymousTempFiles = AnonymousTempFiles(folder: paths.temp)
-        self.nameClaim = nameClaim
         writes = GroupCommit(commitQueue: commitQueue, syncRound: SyncRound(label: label), applier: applier, broadcaster: broadcaster, hooks: hooks)
         listing = Listing(store: name, paths: paths, index: index, reads: reads, cache: listingCache, totals: totals, hooks: hooks)
         self.verifier = verifier

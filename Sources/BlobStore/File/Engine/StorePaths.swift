@@ -7,9 +7,9 @@ struct StorePaths: Sendable {
     let store: String
     /// `b/`: the bucket folders.
     let buckets: String
-    /// `tmp/`: named temp files of puts in progress, and the folder anonymous ones are made in.
+    /// `tmp/`: the temp files of puts in progress.
     let temp: String
-    /// `trash/`: replaced and removed versions waiting to be freed.
+    /// `trash/`: remove-all's old bucket trees, waiting to be freed.
     let trash: String
     /// The bucket map's file.
     let manifest: String

@@ -43,9 +43,9 @@ final class CachedReads: Sendable {
     /// gives the authoritative answer (and the error to report).
     ///
     /// Why this needs neither the queue nor the current map: every change to the bucket tree is one
-    /// rename (a put replaces the file in place, a split moves it to another bucket, a remove or a
-    /// remove-all moves it to the trash), so at every instant at most one file in the tree has a
-    /// header naming `identifier`, and it is that blob's current version. A path from a stale map
+    /// rename or unlink (a put replaces the file in place, a split moves it to another bucket, a remove
+    /// unlinks it, a remove-all moves the whole tree to the trash), so at every instant at most one
+    /// file in the tree has a header naming `identifier`, and it is that blob's current version. A path from a stale map
     /// can only miss (a split or remove-all moved the file), and a miss falls back to the queue. The
     /// read is therefore linearised at the open, like a read on the queue, and the descriptor pins
     /// that version as always. A put is visible here from its rename, exactly as to queued reads.

@@ -29,7 +29,7 @@ struct CommittedBatch {
 
 /// Applying changes: prepares a batch (what each put replaces, its header's `created`, which
 /// contents to sync) and applies it in one barrier on the store queue — conditions checked, temp
-/// files published, removes moved to the trash, the index's counts and splits kept, the totals too.
+/// files published, removed blobs unlinked, the index's counts and splits kept, the totals too.
 ///
 /// Called by the committer (``GroupCommit``), one batch at a time. Owned by the store's engine;
 /// immutable, and what it changes is the index (in the barrier) and the totals (their own mutex).
@@ -41,11 +41,10 @@ final class ChangeApplier: Sendable {
     private let index: BucketIndex
     private let totals: StoreTotals
     private let hooks: StoreTestHooks
-    private let nameClaim: NameClaim
 
     init(
         store: String, paths: StorePaths, queue: DispatchQueue, reclaimQueue: DispatchQueue, index: BucketIndex, totals: StoreTotals,
-        hooks: StoreTestHooks, nameClaim: NameClaim
+        hooks: StoreTestHooks
     ) {
         self.store = store
         self.paths = paths
@@ -54,7 +53,6 @@ final class ChangeApplier: Sendable {
         self.index = index
         self.totals = totals
         self.hooks = hooks
-        self.nameClaim = nameClaim
     }
 
     /// Settles each put's `created` (rewriting its temp header) before its content is synced, so a
@@ -107,22 +105,17 @@ final class ChangeApplier: Sendable {
         return committed
     }
 
-    /// Whether `put` claims its name before anything is looked up (``NameClaim``).
-    private func claimsNameFirst(_ put: PreparedPut) -> Bool { nameClaim.applies(to: put) }
-
-    /// Looks up what each put of a batch replaces (each put that does not claim its name first) and
-    /// gives its temp header the old version's `created`.
+    /// Looks up what each put of a batch replaces and gives its temp header the old version's `created`.
     ///
     /// Runs as a read on the queue before the batch's barrier. What it finds still holds inside that
     /// barrier: only the committer changes the store, and this is the committer. A put whose identifier
     /// an earlier mutation of the same batch touches (or that follows a remove-all) is left to the
-    /// barrier, which sees that mutation's effect: `replaced` is nil for it. So is a put that claims
-    /// its name first: only a name that exists costs a lookup, in the barrier.
+    /// barrier, which sees that mutation's effect: `replaced` is nil for it.
     private func settleCreated(_ batch: [Mutation]) -> (mutations: [Mutation], replaced: [ExistingBlob?], failures: [Int: any Error]) {
         var mutations = batch
         var failures: [Int: any Error] = [:]
         let needsLookup = batch.contains { mutation in
-            if case .put(let put) = mutation { return !claimsNameFirst(put) }
+            if case .put = mutation { return true }
             return false
         }
         guard needsLookup else { return (mutations, batch.map { _ in nil }, failures) }
@@ -138,7 +131,7 @@ final class ChangeApplier: Sendable {
                     touched.insert(identifier)
                     return nil
                 case .put(let put):
-                    guard !everything, touched.insert(put.identifier).inserted, !claimsNameFirst(put) else { return nil }
+                    guard !everything, touched.insert(put.identifier).inserted else { return nil }
                     // A lookup that fails is left to the barrier, which looks again and reports the error.
                     return try? storedVersion(at: index.location(of: put.identifier).path)
                 }
@@ -160,7 +153,7 @@ final class ChangeApplier: Sendable {
     }
 
     /// Applies one mutation; `replaced` is what a put replaces if ``settleCreated(_:)`` found it. A put's
-    /// temp file is ended here if it was published, or added to `dropped`. In the barrier.
+    /// temp file that was not published is added to `dropped`. In the barrier.
     private func apply(
         _ mutation: Mutation, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String],
         dropped: inout [TempFile]
@@ -169,9 +162,7 @@ final class ChangeApplier: Sendable {
         switch mutation {
         case .put(let put):
             do {
-                let metadata = try applyPut(put, replacing: replaced, touched: &touched, reclaim: &reclaim)
-                put.temp.published()
-                return .stored(metadata)
+                return .stored(try applyPut(put, replacing: replaced, touched: &touched))
             } catch {
                 dropped.append(put.temp)
                 throw error
@@ -186,9 +177,7 @@ final class ChangeApplier: Sendable {
             }
             try condition.check(against: existing, store: store, identifier: identifier)
             if case .absent = existing { return .removed(identifier: identifier, existed: false) }
-            let trash = paths.trash + "/" + StorePaths.uniqueName("rm-")
-            try io("remove", path) { try FileSystem.rename(path, to: trash) }
-            reclaim.append(trash)
+            try io("remove", path) { try FileSystem.unlink(path) }
             touched.insert(folder)
             if case .present(let header) = existing { totals.adjust(count: -1, bytes: -header.size) }
             index.adjustCount(bucketAt: index.location(of: identifier).bucketIndex, by: -1)
@@ -216,17 +205,9 @@ final class ChangeApplier: Sendable {
         return try BlobReader.existing(at: path)
     }
 
-    private func applyPut(_ put: PreparedPut, replacing replaced: ExistingBlob?, touched: inout Set<String>, reclaim: inout [String]) throws
-        -> BlobMetadata
-    {
+    private func applyPut(_ put: PreparedPut, replacing replaced: ExistingBlob?, touched: inout Set<String>) throws -> BlobMetadata {
         // Located again: a split earlier in this barrier may have moved the bucket boundary.
         let (folder, path, bucketIndex) = index.location(of: put.identifier)
-        if replaced == nil, claimsNameFirst(put), try nameClaim.claim(put, as: path) {
-            // A new blob: its header's `created` is its `modified` already.
-            touched.insert(folder)
-            try added(put.identifier, bucketAt: bucketIndex, size: put.header.size, touched: &touched)
-            return put.header.metadata
-        }
         let found = try replaced ?? storedVersion(at: path)
         var existing = found
         if case .present(let header) = existing, header.identifier != put.identifier {
@@ -245,17 +226,9 @@ final class ChangeApplier: Sendable {
             try rewriteHeader(header, of: put.temp, durable: put.durable)
         }
         if SyncPolicy.syncsInBarrier(put, found: found) {
-            try io("sync", put.temp.location) { try put.temp.withWritableDescriptor { fd in try fd.dataSync() } }
+            try io("sync", put.temp.path) { try put.temp.withWritableDescriptor { fd in try fd.dataSync() } }
         }
-        if case .absent = found {} else if let trash = TrashLink.keep(path, in: paths.trash) {
-            reclaim.append(trash)
-        }
-        if case .absent = found, put.temp.isAnonymous {
-            // Checked absent in this barrier (a store that looks up first): a link cannot replace anything.
-            try io("link", path) { try put.temp.publishNew(as: path) }
-        } else {
-            try io("rename", path) { try put.temp.publish(replacing: path) }
-        }
+        try io("rename", path) { try put.temp.publish(replacing: path) }
         touched.insert(folder)
         if case .present(let old) = existing {
             totals.adjust(count: 0, bytes: header.size - old.size)
@@ -272,7 +245,7 @@ final class ChangeApplier: Sendable {
     }
 
     private func rewriteHeader(_ header: BlobHeader, of temp: TempFile, durable: Bool) throws {
-        try io("write", temp.location) {
+        try io("write", temp.path) {
             try temp.withWritableDescriptor { fd in
                 try header.encoded().withUnsafeBytes { raw in try fd.writeAll(toAbsoluteOffset: 0, raw) }
                 if durable { try fd.dataSync() }

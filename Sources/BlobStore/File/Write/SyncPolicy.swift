@@ -5,16 +5,16 @@ enum SyncPolicy {
     /// it shares with the previous batch's folders: every durable put, so no name ever points at
     /// content that is not on the disk; and a relaxed put known to replace a blob (a filesystem may
     /// persist the rename before the data, trading a version that was on the disk for an empty
-    /// file), when its file has a name the round can open it by.
+    /// file).
     static func syncsBeforeBarrier(_ put: PreparedPut, replacing replaced: ExistingBlob?) -> Bool {
         if put.durable { return true }
-        if case .present? = replaced, !put.temp.isAnonymous { return true }
+        if case .present? = replaced { return true }
         return false
     }
 
     /// Whether a relaxed put syncs its content inside the barrier, just before its rename: it found
-    /// the blob it replaces only there (it claimed its name first, or its file is anonymous), so it was
-    /// not synced before.
+    /// the blob it replaces only there (an earlier mutation of its batch touched the same blob), so it
+    /// was not synced before.
     static func syncsInBarrier(_ put: PreparedPut, found: ExistingBlob) -> Bool {
         if case .absent = found { return false }
         return !put.durable && !put.contentSynced

@@ -22,10 +22,8 @@ final class TempBlobWriter: @unchecked Sendable {
     private var file: TempFile?
     /// Checks the content as an image while it streams by (see ``ImageValidator``).
     private let image = ImageValidator()
-    /// The temp file's name (see ``TempFile/path``).
+    /// The temp file's path (see ``TempFile/path``).
     let tempPath: String
-    /// Where errors say the temp file is (see ``TempFile/location``).
-    private var tempLocation: String { file?.location ?? tempPath }
     private let modified = Date().nanosecondsSince1970
 
     /// Checks a write condition early (a conditional put that cannot succeed fails before its content
@@ -49,8 +47,7 @@ final class TempBlobWriter: @unchecked Sendable {
     }
 
     /// A writer dropped without ``finish()``, ``discard()`` or ``abandon()`` (a caller's bug, or a
-    /// path that failed between them) still gives back its file: an anonymous one holds a descriptor
-    /// and a place in the store's budget until it is closed. In the background: freeing blocks may
+    /// path that failed between them) still removes its file. In the background: freeing blocks may
     /// wait for the disk, and the last release may happen on any thread.
     deinit {
         guard let file else { return }
@@ -99,7 +96,7 @@ final class TempBlobWriter: @unchecked Sendable {
             (header.contentType, header.image) = (final.contentType, final.image)
             if header.encodedLength != written { try moveContent(from: written, to: header.encodedLength) }
             let bytes = header.encoded()
-            try io("write", tempLocation) {
+            try io("write", tempPath) {
                 try bytes.withUnsafeBytes { raw in try file!.descriptor!.writeAll(toAbsoluteOffset: 0, raw) }
             }
             self.header = header
@@ -117,7 +114,7 @@ final class TempBlobWriter: @unchecked Sendable {
             try bytes.withUnsafeBytes { try write($0) }
             self.header = header
         }
-        try io("close", tempLocation) { try file!.written() }
+        try io("close", tempPath) { try file!.written() }
         let prepared = PreparedPut(identifier: identifier, temp: file!, header: header!, condition: options.condition, durable: durable)
         file = nil  // the prepared put owns it now
         return prepared
@@ -173,10 +170,10 @@ final class TempBlobWriter: @unchecked Sendable {
         }
         let start = Int64(header.encodedLength)
         return try image.finish { offset, buffer in
-            let count = try io("read", tempLocation) {
+            let count = try io("read", tempPath) {
                 try file!.descriptor!.readFully(fromAbsoluteOffset: start + Int64(offset), into: buffer)
             }
-            if count < buffer.count { throw BlobStoreError.io(operation: "read", path: tempLocation, errno: Errno(rawValue: EIO)) }
+            if count < buffer.count { throw BlobStoreError.io(operation: "read", path: tempPath, errno: Errno(rawValue: EIO)) }
         }
     }
 
@@ -193,11 +190,11 @@ final class TempBlobWriter: @unchecked Sendable {
             // Moving towards the end, copy from the end, so no write lands on bytes not yet copied.
             let at = new > old ? size - moved - Int64(count) : moved
             let block = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
-            _ = try io("read", tempLocation) { try descriptor.readFully(fromAbsoluteOffset: Int64(old) + at, into: block) }
-            try io("write", tempLocation) { try descriptor.writeAll(toAbsoluteOffset: Int64(new) + at, UnsafeRawBufferPointer(block)) }
+            _ = try io("read", tempPath) { try descriptor.readFully(fromAbsoluteOffset: Int64(old) + at, into: block) }
+            try io("write", tempPath) { try descriptor.writeAll(toAbsoluteOffset: Int64(new) + at, UnsafeRawBufferPointer(block)) }
             moved += Int64(count)
         }
-        if new < old { try io("truncate", tempLocation) { try descriptor.resize(to: Int64(new) + size) } }
+        if new < old { try io("truncate", tempPath) { try descriptor.resize(to: Int64(new) + size) } }
     }
 
     private func validateRecordFromFile() throws {
@@ -206,7 +203,7 @@ final class TempBlobWriter: @unchecked Sendable {
         }
         let offset = Int64(header!.encodedLength)
         var data = Data(count: Int(size))
-        _ = try io("read", tempLocation) {
+        _ = try io("read", tempPath) {
             try data.withUnsafeMutableBytes { raw in try file!.descriptor!.readFully(fromAbsoluteOffset: offset, into: raw) }
         }
         if let reason = RecordValidation.violation(in: data) {
@@ -214,18 +211,14 @@ final class TempBlobWriter: @unchecked Sendable {
         }
     }
 
-    /// Creates the temp file: anonymous for a relaxed put where the store can (``AnonymousTempFiles``), named otherwise.
+    /// Creates the temp file.
     private func openFile() throws {
         let path = tempPath
-        if !durable, let anonymous = try core.anonymousTempFiles.create(path: path) {
-            file = anonymous
-            return
-        }
-        file = try io("create temp file", path) { try TempFile.named(at: path) }
+        file = try io("create temp file", path) { try TempFile.create(at: path) }
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try io("write", tempLocation) { try file!.descriptor!.writeAll(bytes) }
+        try io("write", tempPath) { try file!.descriptor!.writeAll(bytes) }
     }
 }
 
@@ -241,14 +234,12 @@ struct PreparedPut: Sendable {
     /// before its barrier), so the barrier need not.
     var contentSynced = false
 
-    /// The temp file's name: a durable put's file is synced and logged by it (see ``TempFile/path``).
+    /// The temp file's path: a durable put's file is synced and logged by it (see ``TempFile/path``).
     var tempPath: String { temp.path }
 
-    /// Unlinks a named temp file now (blocking) if it is still there, so a failure is reported once the
-    /// file is gone. An anonymous one is the committer's to close (it frees itself with the descriptor,
-    /// at the latest when the process exits); closing it here too could close a reused descriptor number.
-    func removeNamedFileIfLeft() {
-        guard !temp.isAnonymous else { return }
+    /// Unlinks the temp file now (blocking) if it is still there, so a failure is reported once the
+    /// file is gone.
+    func removeTempFileIfLeft() {
         _ = try? FileSystem.unlinkIfExists(temp.path)
     }
 }
