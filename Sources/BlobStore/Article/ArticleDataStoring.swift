@@ -32,6 +32,10 @@ import Foundation
 /// store it feeds, so a provider may load what it is about to replace. A provider, transformer or
 /// handler that waits for an article call made after its own call waits forever, as in the article.
 ///
+/// The store work behind each call runs on Dispatch's threads, never the Swift concurrency pool
+/// (``ArticleTaskExecutor``): article calls complete even while the caller's code blocks every
+/// thread of that pool.
+///
 /// Completion handlers run on `completionQueue`, the main queue by default as in the article. On
 /// Linux the main queue runs only while the main thread is in `dispatchMain()` or a run loop;
 /// command-line programs that do not do that pass their own queue.
@@ -69,7 +73,7 @@ extension ArticleDataStoring {
                 }
                 return
             }
-            Task.detached {
+            Task.detached(executorPreference: ArticleTaskExecutor.shared) {
                 let result: StoreDataResult
                 do {
                     result = .success(try await self.put(data, identifier: identifier, options: PutOptions()).identifier)
@@ -96,7 +100,7 @@ extension ArticleDataStoring {
     ) {
         let order = articleCallOrder
         order.schedule(change: false) { call in
-            Task.detached {
+            Task.detached(executorPreference: ArticleTaskExecutor.shared) {
                 let data = try? await self.get(identifier)
                 order.runCallerCode {
                     // Produced here and handed over whole to the completion queue.
@@ -151,7 +155,7 @@ extension ArticleDataStoring {
         _ change: @escaping @Sendable () async -> Outcome
     ) {
         articleCallOrder.schedule(change: true) { call in
-            Task.detached {
+            Task.detached(executorPreference: ArticleTaskExecutor.shared) {
                 let outcome = await change()
                 if let handler { completionQueue.async { handler(outcome) } }
                 call.finish()
