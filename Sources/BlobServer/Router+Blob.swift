@@ -92,7 +92,13 @@ extension Router {
             blob.close()
             response.announcedLength = count
         } else if let file = blob.fileBody, count > Router.inlineBodyLimit {
-            // Sent with `sendfile` by the loop, checked as it goes.
+            if metadata.size <= Router.checkedFirstLimit {
+                // The whole blob is checked before the answer, off the loop: a damaged one is
+                // `500 corrupt`, as a body read into memory is. Larger blobs are checked as they go.
+                guard mayWait else { return nil }
+                try file.checkContent(throughFileOffset: file.contentOffset + metadata.size, isLast: true)
+            }
+            // Sent with `sendfile` by the loop.
             response.file = .init(handle: file, offset: file.contentOffset + range.lowerBound, count: count)
         } else {
             guard mayWait || blob.readsWithoutWaiting else { return nil }

@@ -13,6 +13,10 @@ final class Router: Sendable {
     /// Bodies up to this size are copied into the response buffer (one `send` with the head);
     /// larger ones go out with `sendfile`.
     static let inlineBodyLimit: Int64 = 64 * 1024
+    /// Blobs up to this size are checked whole before a GET answers (`500 corrupt` if damaged), even
+    /// when their body is sent from the file; the loop sends such a body's last part only after the
+    /// check anyway (``EventLoop``), so checking first costs no extra read and tells the client.
+    static let checkedFirstLimit: Int64 = 1 << 20
 
     init(stores: StoreDirectory, events: EventLog, metrics: Metrics) {
         self.stores = stores
