@@ -48,6 +48,14 @@ struct DiskTroubleTests {
     }
 
     @Test func fileSizeLimitFailsWithEFBIGAndKeepsThePreviousVersion() async throws {
+        // The `blob` beside a thread-sanitized test build is sanitized too, and ThreadSanitizer's
+        // runtime dies of SIGBUS in its own shadow memory under a file-size limit (seen in
+        // `__tsan` code as a new thread starts), before our code runs. The plain and address-
+        // sanitized runs cover this case.
+        if dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil {
+            print("skipped: ThreadSanitizer's runtime cannot run under `ulimit -f` (SIGBUS in its shadow memory)")
+            return
+        }
         let setup = try Setup(bigSize: 1 << 20, blob: blob)
         // 128 blocks = 64 KiB (dash) or 128 KiB (bash); SIGXFSZ ignored so write(2) returns EFBIG.
         // Several attempts: a temp file left behind depends on timing (the process exits right after the error).
