@@ -14,7 +14,8 @@ import Dispatch
 ///   FROM first, then NEW, while a split is marked: a blob moving between the two looks is then found
 ///   in NEW), up to ``missRetries`` times;
 /// - each step of a scan (one bucket of a listing or of the totals; all of verify) reads the manifest
-///   before and after, and runs again when it changed in between, up to ``scanRetries`` times
+///   before and after, and runs again when it changed in between, or when a split was still marked
+///   before it (the writer moves files the whole time a mark stands), up to ``scanRetries`` times
 ///   (``ReadPath/step(_:)``).
 ///
 /// Owned by a read-only engine. ``seen`` holds its own mutex; the map it adopts is the index's,
@@ -91,15 +92,16 @@ final class ManifestFollower: Sendable {
     }
 
     /// Brings the index's map up to date with the manifest (waiting out a split in progress), in a
-    /// barrier; returns the manifest's text.
-    func refresh() async throws -> String {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+    /// barrier; returns the manifest's text, and whether a split was still marked in it (the wait
+    /// for it ran out: the writer may be splitting bucket after bucket, or have died mid-split).
+    func refresh() async throws -> (text: String, splitting: Bool) {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(text: String, splitting: Bool), any Error>) in
             queue.async(flags: .barrier) {
                 continuation.resume(
                     with: Result {
                         let (text, map) = try Manifest.settled(at: self.paths.manifest)
                         if text != self.seen.withLock({ $0 }) { self.adopt(text, map) }
-                        return text
+                        return (text, map.pendingSplit != nil)
                     })
             }
         }

@@ -72,7 +72,9 @@ final class ReadPath: Sendable {
         while true {
             let before = try await follower.refresh()
             let (result, after) = try await read { (try body(), try follower.manifestText()) }
-            if after == before || attempt == ManifestFollower.scanRetries { return result }
+            // Under a split mark the same text before and after proves nothing: the writer moves
+            // files between the two folders the whole time the mark stands.
+            if (after == before.text && !before.splitting) || attempt == ManifestFollower.scanRetries { return result }
             attempt += 1
         }
     }
@@ -85,7 +87,7 @@ final class ReadPath: Sendable {
             let before = try await follower.refresh()
             let result = try await scan()
             let after = try await read { try follower.manifestText() }
-            if after == before || attempt == ManifestFollower.scanRetries { return result }
+            if (after == before.text && !before.splitting) || attempt == ManifestFollower.scanRetries { return result }
             attempt += 1
         }
     }
