@@ -116,7 +116,12 @@ final class Listing: Sendable {
     }
 
     /// The sorted entries of bucket `number`, from the cache while the bucket is unchanged. On the queue.
+    ///
+    /// A read-only engine reads the folder every time: the writing process's puts and removes change
+    /// a bucket without changing this engine's bucket versions (or the manifest), so a cached entry
+    /// list would hide blobs committed since.
     func sortedEntries(ofBucket number: Int) throws -> [BucketEntry] {
+        if reads.follower != nil { return try BucketFolder.entries(of: paths.bucket(number)) }
         let version = index.version(ofBucket: number)
         if let cached = cache.entries(ofBucket: number, version: version) { return cached }
         let entries = try BucketFolder.entries(of: paths.bucket(number))
