@@ -18,11 +18,13 @@ public struct BlobMetadata: Hashable, Sendable, Codable {
     public var userMetadata: [String: String]
     /// Format and pixel size, when the content is a recognised image.
     public var image: ImageInfo?
+    /// When this version expires (``BlobExpiry``); `nil` when never.
+    public var expires: Date?
 
     /// Creates metadata; stores and clients do this, applications read it.
     public init(
         identifier: String, size: Int64, contentType: String, etag: ETag, created: Date, modified: Date,
-        userMetadata: [String: String] = [:], image: ImageInfo? = nil
+        userMetadata: [String: String] = [:], image: ImageInfo? = nil, expires: Date? = nil
     ) {
         self.identifier = identifier
         self.size = size
@@ -32,5 +34,6 @@ public struct BlobMetadata: Hashable, Sendable, Codable {
         self.modified = modified
         self.userMetadata = userMetadata
         self.image = image
+        self.expires = expires
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A precondition on the current version, checked atomically with the change.
 public enum WriteCondition: Hashable, Sendable {
     /// No precondition.
@@ -19,6 +21,19 @@ public enum ContentValidation: String, Hashable, Sendable, Codable {
     case record
 }
 
+/// When a stored blob expires: after that instant it is never served (as if removed), and the store
+/// removes it.
+public enum BlobExpiry: Hashable, Sendable {
+    /// The store's ``StorePolicy/defaultTimeToLive`` after the put commits, or never without one.
+    case storeDefault
+    /// Never, whatever the store's default.
+    case never
+    /// At this instant.
+    case at(Date)
+    /// This long after the put commits.
+    case after(Duration)
+}
+
 /// How a put stores its content.
 public struct PutOptions: Hashable, Sendable {
     /// MIME type to record; `nil` means: the image type if the bytes are a recognised image, else `application/octet-stream`.
@@ -29,16 +44,19 @@ public struct PutOptions: Hashable, Sendable {
     public var condition: WriteCondition
     /// A check of the content.
     public var validation: ContentValidation
+    /// When the stored version expires.
+    public var expiry: BlobExpiry
 
     /// Creates options; every parameter has the permissive default.
     public init(
         contentType: String? = nil, userMetadata: [String: String] = [:], condition: WriteCondition = .none,
-        validation: ContentValidation = .none
+        validation: ContentValidation = .none, expiry: BlobExpiry = .storeDefault
     ) {
         self.contentType = contentType
         self.userMetadata = userMetadata
         self.condition = condition
         self.validation = validation
+        self.expiry = expiry
     }
 }
 
