@@ -123,7 +123,9 @@ enum ArticleStoreKind: String, CaseIterable, Sendable {
             store.loadData(forIdentifier: "r", dataTransformer: { $0 }, completionQueue: queue) { _ in earlierLoadDone.signal() }
             let stored: StoreDataResult = await withCheckedContinuation { continuation in
                 store.storeData({
-                    let both = earlierLoadDone.wait(timeout: .now() + 60) == .success && asyncGetDone.wait(timeout: .now() + 60) == .success
+                    // Generous: the async get needs a thread of the 2-thread cooperative pool, which other
+                    // tests running in parallel may hold for a long time with blocking waits.
+                    let both = earlierLoadDone.wait(timeout: .now() + 300) == .success && asyncGetDone.wait(timeout: .now() + 300) == .success
                     sawBoth.withLock { $0 = both }
                     return Data("w".utf8)
                 }, identifier: "w", completionQueue: queue) { continuation.resume(returning: $0) }
