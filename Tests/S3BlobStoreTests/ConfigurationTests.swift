@@ -128,6 +128,28 @@ import Testing
         #expect(configuration.addressingStyle == .virtualHosted)
     }
 
+    @Test func defaultProfileReadsBothSectionNamesAndCanIgnoreEndpoints() throws {
+        let files = [
+            "/home/u/.aws/config": """
+                [default]
+                region = eu-west-1
+                endpoint_url = http://plain-default
+                aws_access_key_id = AKPLAIN
+                aws_secret_access_key = splain
+                [profile default]
+                region = eu-central-1
+                """,
+        ]
+        let configuration = try S3Configuration.resolve(environment: Self.environment(Self.home, files: files))
+        #expect(configuration.region == "eu-central-1")
+        #expect(configuration.endpoint.host == "plain-default")
+        #expect(configuration.credentials.accessKeyID == "AKPLAIN")
+        let ignoring = try S3Configuration.resolve(environment: Self.environment(Self.home, files: [
+            "/home/u/.aws/config": files["/home/u/.aws/config"]! + "\nignore_configured_endpoint_urls = true\n",
+        ]))
+        #expect(ignoring.endpoint == .aws(region: "eu-central-1"))
+    }
+
     @Test func missingCredentialsSayWhereTheyWereLookedFor() {
         let files = ["/home/u/.aws/config": "[default]\nregion = eu-west-1\n"]
         #expect {
