@@ -78,6 +78,12 @@ import Testing
         let request = S3Request(method: "GET", path: "/test.txt", headers: [Self.host])
         let presigned = Self.signer.presign(request, at: Self.date, expires: 86_400)
         #expect(presigned.queryItems.last == S3QueryItem("X-Amz-Signature", "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"))
+        // Out-of-range lifetimes are clamped to S3's 1 s ... 7 days.
+        #expect(Self.signer.presign(request, at: Self.date, expires: 0).queryItems.contains(S3QueryItem("X-Amz-Expires", "1")))
+        #expect(Self.signer.presign(request, at: Self.date, expires: 10_000_000).queryItems.contains(S3QueryItem("X-Amz-Expires", "604800")))
+        #expect(SignatureV4(configuration: S3Configuration(
+            credentials: Self.signer.credentials, region: "us-east-1", endpoint: .aws(region: "us-east-1"), addressingStyle: .virtualHosted
+        )).presign(request, at: Self.date, expires: 86_400) == presigned)
         #expect(presigned.target == "/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404&X-Amz-SignedHeaders=host")
     }
 }

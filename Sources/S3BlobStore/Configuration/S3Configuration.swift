@@ -33,6 +33,13 @@ public struct S3Configuration: Sendable, Hashable, CustomStringConvertible {
         public var region: String
         /// Where the endpoint was found.
         public var endpoint: String
+
+        /// Origins from their parts.
+        public init(credentials: String, region: String, endpoint: String) {
+            self.credentials = credentials
+            self.region = region
+            self.endpoint = endpoint
+        }
     }
 
     /// A configuration from its parts.

@@ -56,7 +56,9 @@ package struct S3Request: Sendable, Hashable {
     /// The query parameters, decoded, in any order (signing sorts them).
     package var queryItems: [S3QueryItem]
     /// The header fields to sign, `Host` among them. Fields the transport adds on its own
-    /// (`Content-Length`, `Connection`) may stay out: they are sent but not signed.
+    /// (`Content-Length`, `Connection`) may stay out: they are sent but not signed. Not
+    /// `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` or `Authorization`: signing
+    /// adds those (``SignatureV4/Signed/headersToAdd``).
     package var headers: [S3HeaderField]
     /// The payload's hash or `UNSIGNED-PAYLOAD`.
     package var payload: PayloadHash

@@ -6,6 +6,8 @@ import Foundation
 package struct SignatureV4: Sendable {
     /// The algorithm name written into the string to sign and the `Authorization` header.
     package static let algorithm = "AWS4-HMAC-SHA256"
+    /// The longest a presigned URL stays valid, in seconds (seven days).
+    package static let maximumPresignedLifetime = 604_800
 
     /// Who signs.
     package var credentials: AWSCredentials
@@ -23,6 +25,11 @@ package struct SignatureV4: Sendable {
         self.region = region
         self.service = service
         self.sendsContentSHA256 = sendsContentSHA256
+    }
+
+    /// A signer for S3 with `configuration`'s credentials and region.
+    package init(configuration: S3Configuration) {
+        self.init(credentials: configuration.credentials, region: configuration.region)
     }
 
     /// What signing produced: the fields to add to the request, and the intermediate texts for
@@ -68,8 +75,9 @@ package struct SignatureV4: Sendable {
     /// Signs `request` in its query string (a presigned URL), valid for `expires` seconds from
     /// `date`. The payload is `UNSIGNED-PAYLOAD`; the request's headers (at least `Host`) are signed.
     /// Returns the request with the `X-Amz-*` parameters added, `X-Amz-Signature` last; send its
-    /// ``S3Request/target``.
+    /// ``S3Request/target``. S3 accepts `expires` from 1 second to 7 days; it is clamped to that.
     package func presign(_ request: S3Request, at date: Date, expires: Int) -> S3Request {
+        let expires = min(max(expires, 1), Self.maximumPresignedLifetime)
         let time = AMZDate(date)
         let scope = credentialScope(time)
         var presigned = request
