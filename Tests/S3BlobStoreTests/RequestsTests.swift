@@ -155,3 +155,46 @@ import Testing
         #expect(S3Error(context: context, status: 400, body: Array("not xml".utf8)).code == nil)
     }
 }
+
+/// What GetObject and HeadObject answers' headers say about the object.
+@Suite struct ObjectHeadTests {
+    @Test func headersOfAnObject() throws {
+        let head = try S3ObjectHead(headers: [
+            (name: "Content-Length", value: "10"), (name: "Content-Type", value: "image/png"),
+            (name: "ETag", value: "\"0123456789abcdef0123456789abcdef\""), (name: "Last-Modified", value: "Tue, 24 Nov 2026 14:30:48 GMT"),
+            (name: "Content-Range", value: "bytes 0-9/4096"), (name: "x-amz-meta-created-at", value: "2026-11-24"),
+            (name: "X-Amz-Meta-Title", value: "Ünïcode ✓"), (name: "Cache-Control", value: "max-age=60"),
+            (name: "x-amz-request-id", value: "tx1"), (name: "Accept-Ranges", value: "bytes"),
+        ])
+        #expect(head.contentLength == 10)
+        #expect(head.contentType == "image/png")
+        #expect(head.etag == "0123456789abcdef0123456789abcdef")
+        #expect(head.lastModified == Date(timeIntervalSince1970: 1_795_530_648))
+        #expect(head.contentRange == S3ContentRange("bytes 0-9/4096"))
+        #expect(head.contentRange?.first == 0 && head.contentRange?.last == 9 && head.contentRange?.total == 4096)
+        #expect(head.metadata == ["created-at": "2026-11-24", "title": "Ünïcode ✓"])
+        #expect(head.storedHeaders == ["cache-control": "max-age=60"])
+    }
+
+    @Test func malformedHeadersAreErrors() throws {
+        #expect(throws: S3ResponseParseError.self) { try S3ObjectHead(headers: [(name: "Content-Length", value: "-1")]) }
+        #expect(throws: S3ResponseParseError.self) { try S3ObjectHead(headers: [(name: "Content-Range", value: "bytes 9-0/10")]) }
+        #expect(throws: S3ResponseParseError.self) { try S3ObjectHead(headers: [(name: "Content-Range", value: "bytes */10")]) }
+        #expect(S3ContentRange("bytes 5-9/*")?.total == nil)
+        #expect(S3ContentRange("bytes 0-9/9") == nil)
+        #expect(try S3ObjectHead(headers: [(name: "Last-Modified", value: "yesterday")]).lastModified == nil)
+    }
+
+    @Test(arguments: [
+        ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0), ("Tue, 29 Feb 2000 23:59:59 GMT", 951_868_799.0),
+        ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777.0),
+    ])
+    func httpDates(text: String, seconds: Double) {
+        #expect(S3HTTPDate.parse(text) == Date(timeIntervalSince1970: seconds))
+    }
+
+    @Test(arguments: ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", ""])
+    func notIMFFixdate(text: String) {
+        #expect(S3HTTPDate.parse(text) == nil)
+    }
+}
