@@ -22,6 +22,9 @@ import PackageDescription
 //   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
 //   BlobCLI (BlobStore + BlobClient + BlobProtocol; commands, help, output, backends) → blob
 //
+//   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend's parts so far: SHA-256, HMAC,
+//                Signature V4, AWS configuration, S3 requests and XML answers; docs/SCALE-OUT.md)
+//
 // The benchmarks are a package of their own (Benchmarks/, docs/BENCHMARKS.md) that uses this one
 // through its products only, as any user would.
 let package = Package(
