@@ -43,6 +43,9 @@ import Glibc
         #expect(put.status == 201)
         #expect(try client.request("GET", "/v1/stores/act/blobs/x").text == "via systemd")
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/unused.sock"))
+        // The root's lock names the socket it was given, not --socket (docs/PROTOCOL.md, "One daemon per root").
+        let record = try String(contentsOfFile: folder.path + "/root/.blobd.lock", encoding: .utf8)
+        #expect(record == "pid \(pid)\nsocket \(socketPath)\n")
 
         kill(pid, SIGTERM)
         var status: Int32 = 0
