@@ -51,7 +51,9 @@ extension RemoteBlobStore {
 /// The first thing that happened to a change feed being started; later ones are ignored.
 ///
 /// Settled from the feed's thread or the task reading it, awaited by the caller: the state lives
-/// behind a lock, and the waiting continuation is resumed outside it.
+/// behind a lock, and the waiting continuation is resumed outside it. The waiter reads the outcome
+/// under the lock too, so the thread sanitizer sees it handed over (a value passed through the
+/// continuation alone is not, when it is settled before the waiter has suspended).
 final class SubscriptionGate: Sendable {
     /// What happened first.
     enum Outcome: Sendable {
@@ -63,28 +65,29 @@ final class SubscriptionGate: Sendable {
         case ended((any Error)?)
     }
 
-    private let state = Locked<(outcome: Outcome?, waiter: CheckedContinuation<Outcome, Never>?)>((nil, nil))
+    private let state = Locked<(outcome: Outcome?, waiter: CheckedContinuation<Void, Never>?)>((nil, nil))
 
     /// Records `outcome` if it is the first, and wakes the waiter.
     func settle(with outcome: Outcome) {
-        let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.resume(returning: outcome)
+        waiter?.resume()
     }
 
     /// The first outcome, once there is one.
     func outcome() async -> Outcome {
-        await withCheckedContinuation { continuation in
-            let settled = state.withLock { state -> Outcome? in
-                if let outcome = state.outcome { return outcome }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let settled = state.withLock { state -> Bool in
+                if state.outcome != nil { return true }
                 state.waiter = continuation
-                return nil
+                return false
             }
-            if let settled { continuation.resume(returning: settled) }
+            if settled { continuation.resume() }
         }
+        return state.withLock { $0.outcome! }
     }
 }
