@@ -1,3 +1,5 @@
+import BlobClient
+import BlobStore
 import Foundation
 import Testing
 
@@ -12,6 +14,8 @@ import Glibc
 /// by itself.
 @Suite("The README's quick starts run with and without blobd")
 struct QuickStartRunTests {
+    typealias Run = Machine.Run
+
     static let quickStart = BuiltTool.url("quick-start")
     static let articleQuickStart = BuiltTool.url("article-quick-start")
     static let built = quickStart != nil && articleQuickStart != nil && BlobdBinary.url != nil
@@ -43,8 +47,17 @@ struct QuickStartRunTests {
             try DaemonProcess(folder: folder, root: root, socket: socket, logLevel: "error")
         }
 
-        /// Runs `program` to its end (killed, and reported as not ending, after `seconds`).
-        func run(_ program: URL, seconds: Double = 120) throws -> (status: Int32, output: String) {
+        /// What one run of a program did.
+        struct Run: Sendable {
+            var program: String
+            var round: Int
+            var status: Int32
+            var output: String
+            var ended: Bool
+        }
+
+        /// Runs `program` to its end (killed, and reported as not ending, after `seconds`). Blocking.
+        func run(_ program: URL, round: Int, seconds: Double = 120) throws -> Run {
             let process = Process()
             process.executableURL = program
             process.environment = environment
@@ -64,53 +77,64 @@ struct QuickStartRunTests {
                 process.waitUntilExit()
             }
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            #expect(ended, "\(program.lastPathComponent) did not end within \(Int(seconds)) s; it printed:\n\(text)")
-            return (ended ? process.terminationStatus : -1, text)
+            return Run(program: program.lastPathComponent, round: round, status: ended ? process.terminationStatus : -1, output: text, ended: ended)
         }
 
-        /// Runs the quick start and the article snippet twice each; each must succeed, say that it
-        /// reached its store `how`, and do what the README says it does.
-        func runQuickStarts(expecting how: String) throws {
-            for round in 1...2 {
-                let (status, output) = try run(quickStart!)
-                #expect(status == 0, "quick-start run \(round) (\(how)) failed:\n\(output)")
-                let lines = output.split(separator: "\n").map(String.init)
-                #expect(lines.first == how, "quick-start run \(round): \(output)")
-                #expect(lines.contains("hello el"), "quick-start run \(round): \(output)")
-                #expect(lines.contains("png 3 2"), "quick-start run \(round): \(output)")
-                #expect(lines.contains("streamed 3000000 bytes"), "quick-start run \(round): \(output)")
-                #expect(lines.contains(#"["cats/tom.png"]"#), "quick-start run \(round): \(output)")
-                #expect(lines.contains { $0.hasSuffix(" removed video") }, "quick-start run \(round): \(output)")
-                #expect(lines.contains { $0.hasSuffix(" put notes/hello.txt 11") }, "quick-start run \(round): \(output)")
-                if round == 2 {
-                    #expect(lines.contains("notes/once exists already (this is not the first run)"), "quick-start run 2: \(output)")
+        /// Runs the quick start, then the article snippet, twice each, on a dispatch thread (the
+        /// waits must not hold a thread of the Swift concurrency pool).
+        func runQuickStarts() async throws -> [Run] {
+            let machine = self
+            return try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result {
+                        try [1, 2].map { try machine.run(quickStart!, round: $0) } + [1, 2].map { try machine.run(articleQuickStart!, round: $0) }
+                    })
                 }
             }
-            for round in 1...2 {
-                let (status, output) = try run(articleQuickStart!)
-                #expect(status == 0, "article-quick-start run \(round) (\(how)) failed:\n\(output)")
-                #expect(output == "success(\"cat\")\npng 3 2\n", "article-quick-start run \(round) (\(how)): \(output)")
+        }
+    }
+
+    /// Each run ended by itself, succeeded, said that it reached its store `how`, and did what the
+    /// README says it does.
+    static func check(_ runs: [Run], reached how: String) {
+        for run in runs {
+            let label = "\(run.program) run \(run.round) (\(how))"
+            #expect(run.ended, "\(label) did not end; it printed:\n\(run.output)")
+            #expect(run.status == 0, "\(label) failed:\n\(run.output)")
+            if run.program == "article-quick-start" {
+                #expect(run.output == "success(\"cat\")\npng 3 2\n", "\(label): \(run.output)")
+                continue
+            }
+            let lines = run.output.split(separator: "\n").map(String.init)
+            #expect(lines.first == how, "\(label): \(run.output)")
+            for line in ["hello el", "png 3 2", "Tom", "streamed 3000000 bytes", #"["cats/tom.png"]"#] {
+                #expect(lines.contains(line), "\(label) did not print '\(line)': \(run.output)")
+            }
+            #expect(lines.contains { $0.hasSuffix(" removed video") }, "\(label): \(run.output)")
+            #expect(lines.contains { $0.hasSuffix(" put notes/hello.txt 11") }, "\(label): \(run.output)")
+            if run.round == 2 {
+                #expect(lines.contains("notes/once exists already (this is not the first run)"), "\(label): \(run.output)")
             }
         }
     }
 
     @Test(.enabled(if: built, "quick-start, article-quick-start or blobd not built (swift build)"))
-    func withoutBlobd() throws {
+    func withoutBlobd() async throws {
         let machine = try Machine()
-        try machine.runQuickStarts(expecting: "in this process")
+        Self.check(try await machine.runQuickStarts(), reached: "in this process")
     }
 
     @Test(.enabled(if: built, "quick-start, article-quick-start or blobd not built (swift build)"))
-    func withBlobdServingTheDefaultRoot() throws {
+    func withBlobdServingTheDefaultRoot() async throws {
         let machine = try Machine()
         let daemon = try machine.startBlobd()
         defer { daemon.terminate() }
         // blobd runs, but nobody has asked it for the quick start's store: the store opens here.
-        try machine.runQuickStarts(expecting: "in this process")
+        Self.check(try await machine.runQuickStarts(), reached: "in this process")
         // Once blobd has been asked for the store it keeps it open: the quick starts go through blobd.
-        let client = try daemon.connect()
-        #expect(try client.request("GET", "/v1/stores/quick-start/blobs?limit=1").status == 200)
-        try machine.runQuickStarts(expecting: "through blobd")
-        #expect(try client.request("GET", "/v1/stores/quick-start/blobs/notes/hello.txt").text == "hello again")
+        let served = try BlobClient(socketPath: machine.socket).store("quick-start")
+        _ = try await served.list(ListQuery(limit: 1))
+        Self.check(try await machine.runQuickStarts(), reached: "through blobd")
+        #expect(try await served.get("notes/hello.txt") == Data("hello again".utf8))
     }
 }
