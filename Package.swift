@@ -79,8 +79,8 @@ let package = Package(
         .executableTarget(name: "records-example", dependencies: ["BlobStore"], path: "Examples/RecordsExample"),
         .executableTarget(name: "async-example", dependencies: ["BlobStore"], path: "Examples/AsyncExample"),
         .executableTarget(name: "client-example", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ClientExample"),
-        .executableTarget(name: "quick-start", dependencies: ["BlobStore"], path: "Examples/QuickStart"),
-        .executableTarget(name: "article-quick-start", dependencies: ["BlobStore"], path: "Examples/ArticleQuickStart"),
+        .executableTarget(name: "quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/QuickStart"),
+        .executableTarget(name: "article-quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ArticleQuickStart"),
         .executableTarget(name: "client-quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ClientQuickStart"),
     ]
 )

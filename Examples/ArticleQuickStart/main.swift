@@ -3,11 +3,12 @@
 //
 //   swift run article-quick-start    # any number of times, with or without blobd running
 
+import BlobClient
 import BlobStore
 import Dispatch
 import Foundation
 
-let persistentStore = try PersistentDataStore(name: "quick-start")
+let persistentStore = try BlobStores.open("quick-start")   // here, or through blobd if blobd has it open
 let imageData = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR42mP4z8AAQQxwFgBB0gX7b/EWxwAAAABJRU5ErkJggg==")!
 persistentStore.storeImage(imageData, identifier: "cat") { result in print(result) }
 // No need to wait for the handler: this load runs after the store and sees the image.

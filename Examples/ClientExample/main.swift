@@ -10,9 +10,8 @@ import Foundation
 
 /// Works on any store: the embedded one, the in-memory one, or the daemon's.
 func tour(_ store: any BlobStoring) async throws {
-    let changes = store.changes()
-    // The daemon's event stream connects in the background; give it a moment before writing.
-    try await Task.sleep(for: .milliseconds(300))
+    // Subscribed when this returns, on the embedded store and through the daemon alike.
+    let changes = try await store.subscribeToChanges()
     let watcher = Task {
         var seen: [String] = []
         for await change in changes {

@@ -18,21 +18,10 @@ do {
 }
 let store = try client.store("client-quick-start")   // created on the daemon by its first put
 
-// Watch the store. blobd starts the feed when it receives the feed's request, a moment after
-// changes() returns, and does not deliver what was committed before: to know the feed is live,
-// write a marker until the feed shows it. From then on every change arrives, in commit order.
-let feed = store.changes()
-let marker = Task {
-    while !Task.isCancelled {
-        try await store.put(Data("ping".utf8), identifier: "feed-marker")
-        try await Task.sleep(for: .milliseconds(100))
-    }
-}
-for await change in feed {
-    if case .put(let blob) = change.kind, blob.identifier == "feed-marker" { break }
-}
-marker.cancel()
-_ = await marker.result
+// Watch the store. blobd starts a feed when it receives the feed's request, and does not deliver
+// what was committed before: subscribeToChanges() returns once blobd has answered it, so every
+// change committed from then on arrives, in commit order.
+let feed = try await store.subscribeToChanges()
 
 // A record and an image, as on the embedded store.
 struct Profile: Codable { var name: String; var lives: Int }
@@ -82,10 +71,9 @@ print("loadData:", text ?? "nothing")
 
 try await store.remove("cats/tom.png")
 
-// The changes since the marker, up to that remove.
+// The changes since the subscription, up to that remove.
 for await change in feed {
     switch change.kind {
-    case .put(let blob) where blob.identifier == "feed-marker": continue
     case .put(let blob): print("change", change.sequence, "put", blob.identifier)
     case .removed(let identifier): print("change", change.sequence, "removed", identifier)
     case .removedAll: print("change", change.sequence, "removed all")

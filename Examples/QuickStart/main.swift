@@ -3,19 +3,22 @@
 //
 //   swift run quick-start        # any number of times, with or without blobd running
 
+import BlobClient
 import BlobStore
 import Foundation
 
 // A store is a folder under a root (default: $XDG_DATA_HOME/blobstore or ~/.local/share/blobstore).
-// One process at a time has a store open, and blobd keeps open every store it has been asked for:
-// this name is one blobd does not serve (its stores are reached with BlobClient, docs/CLIENT.md).
-let store: PersistentDataStore
+// One process at a time has a store open, and blobd keeps open the stores it has been asked for:
+// BlobStores.open opens the store in this process, or reaches it through the blobd that has it
+// open, with the same API either way (docs/CLIENT.md, "Opening a store on this machine").
+let store: any ArticleDataStoring
 do {
-    store = try PersistentDataStore(name: "quick-start")
+    store = try BlobStores.open("quick-start")
 } catch let error as BlobStoreError {
-    print(error)   // store …/quick-start/.lock is in use by another process (pid 4242); …
+    print(error)   // …/quick-start/.lock is in use by another process (pid 4242); wait for it to finish, or stop it
     exit(1)
 }
+print(store is RemoteBlobStore ? "through blobd" : "in this process")
 
 // Put and get bytes. The identifier is optional (a new UUID string when absent).
 let metadata = try await store.put(Data("hello".utf8), identifier: "notes/hello.txt", contentType: "text/plain")
@@ -58,10 +61,10 @@ let page = try await store.list(ListQuery(prefix: "cats/", contentTypePrefix: "i
 print(page.items.map(\.identifier))                                // ["cats/tom.png"]
 // … pass page.nextCursor as the next query's cursor.
 
-// Watch changes, as Core Data posts change notifications. The stream subscribes when it is made
-// and sees every later change; this one takes the next two. (A watcher for the life of an app
-// loops in a Task, and cancelling the Task ends the loop.)
-let changes = store.changes()
+// Watch changes, as Core Data posts change notifications. The stream is subscribed when
+// subscribeToChanges() returns (through blobd too) and sees every later change; this one takes the
+// next two. (A watcher for the life of an app loops in a Task, and cancelling the Task ends the loop.)
+let changes = try await store.subscribeToChanges()
 try await store.remove("video")
 try await store.put(Data("hello again".utf8), identifier: "notes/hello.txt", contentType: "text/plain")
 for await change in changes.prefix(2) {

@@ -65,6 +65,10 @@ package enum Daemon {
         }
         defer { try? lock?.descriptor.close() }
         let activated = try SocketActivation.inheritedListener()
+        // Before we accept a connection (so before a request can have us open a store): whoever
+        // finds a store held by us learns here where we listen.
+        let served = if let activated { RootLock.boundPath(of: activated) } else { Optional(socketPath) }
+        if let lock, let served { lock.record(socket: served) }
         if activated == nil {
             try SocketPlacement.prepareDirectory(for: socketPath)
             try SocketPlacement.clearStale(socketPath)

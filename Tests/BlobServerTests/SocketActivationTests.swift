@@ -15,6 +15,30 @@ import Glibc
         #expect(try SocketActivation.inheritedListener(environment: ["LISTEN_PID": "42", "LISTEN_FDS": "0"], pid: 42) == nil)
     }
 
+    /// What the root's lock records for a passed socket: its path, or nothing for one without a path
+    /// in the file system (unnamed, or abstract).
+    @Test func theRecordedSocketIsThePathTheSocketIsBoundTo() throws {
+        let folder = TempFolder()
+        let named = try UnixSocket.listen(path: folder.path + "/named.sock")
+        defer { try? named.close() }
+        #expect(RootLock.boundPath(of: named) == folder.path + "/named.sock")
+
+        let unnamed = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(unnamed) }
+        #expect(RootLock.boundPath(of: FileDescriptor(rawValue: unnamed)) == nil)
+
+        let abstract = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(abstract) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let name = Array("\0blobd-test-\(getpid())".utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
+        let length = socklen_t(MemoryLayout.offset(of: \sockaddr_un.sun_path)! + name.count)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(abstract, $0, length) } }
+        #expect(bound == 0)
+        #expect(RootLock.boundPath(of: FileDescriptor(rawValue: abstract)) == nil)
+    }
+
     /// Starts blobd the way systemd does: a listening socket as fd 3, LISTEN_PID set to blobd's own pid
     /// (through `sh`, whose `exec` keeps the pid), LISTEN_FDS=1. It must serve that socket, and leave
     /// the socket file alone on exit because systemd owns it.
@@ -43,6 +67,9 @@ import Glibc
         #expect(put.status == 201)
         #expect(try client.request("GET", "/v1/stores/act/blobs/x").text == "via systemd")
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/unused.sock"))
+        // The root's lock names the socket it was given, not --socket (docs/PROTOCOL.md, "One daemon per root").
+        let record = try String(contentsOfFile: folder.path + "/root/.blobd.lock", encoding: .utf8)
+        #expect(record == "pid \(pid)\nsocket \(socketPath)\n")
 
         kill(pid, SIGTERM)
         var status: Int32 = 0

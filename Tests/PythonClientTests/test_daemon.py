@@ -208,7 +208,7 @@ class StartupRuleTests(unittest.TestCase):
         first = Daemon()
         try:
             with open(os.path.join(first.root, ".blobd.lock")) as f:
-                self.assertEqual(f.read().strip(), f"pid {first.process.pid}")
+                self.assertEqual(f.read(), f"pid {first.process.pid}\nsocket {first.socket_path}\n")
             second = run_blobd("--root", first.root, "--socket",
                                os.path.join(first.tmp, "other", "b.sock"))
             self.assertEqual(second.returncode, 1)
