@@ -71,7 +71,7 @@ enum PolicyFile {
 }
 
 /// Why a policy file does not parse.
-struct PolicyParseError: Error {
+struct PolicyParseError: Error, Equatable {
     var reason: String
 }
 
