@@ -57,7 +57,7 @@ public final class InMemoryBlobStore: BlobStoring {
         /// blobs that have an expiry, and the counters.
         var policy = StorePolicy.unlimited
         var ring: [[UInt8]?] = []
-        var freeSlots: [Int] = []
+        var freeSlots: Set<Int> = []
         var hand = 0
         var expiring: Set<[UInt8]> = []
         var evicted: UInt64 = 0
@@ -166,23 +166,14 @@ public final class InMemoryBlobStore: BlobStoring {
                 created: current?.metadata.created ?? now, modified: now,
                 userMetadata: options.userMetadata, image: inspected.image, expires: expires.map { Date(nanosecondsSince1970: $0) })
             state.totalBytes += metadata.size - (stored?.metadata.size ?? 0)
-            let slot: Int
-            if let stored {
-                slot = stored.slot
-            } else if let free = state.freeSlots.popLast() {
-                slot = free
-                state.ring[slot] = key
-            } else {
-                slot = state.ring.count
-                state.ring.append(key)
-            }
+            let slot = stored?.slot ?? Self.placeNew(key, in: &state)
             state.blobs[key] = Entry(metadata: metadata, content: content, expires: expires, slot: slot, referenced: false)
             if expires != nil { state.expiring.insert(key) } else { state.expiring.remove(key) }
             state.publish(.put(metadata), store: name, date: now)
-            state.peakCount = max(state.peakCount, state.blobs.count)
-            state.peakBytes = max(state.peakBytes, state.totalBytes)
             Self.sweep(&state, store: name, now: now, maximum: Self.sweepBatch)
             Self.evict(&state, store: name, now: now)
+            state.peakCount = max(state.peakCount, state.blobs.count)
+            state.peakBytes = max(state.peakBytes, state.totalBytes)
             return metadata
         }
     }
@@ -461,12 +452,41 @@ extension InMemoryBlobStore {
         }
     }
 
+    /// A ring slot for a new blob, just behind the hand (the last place the hand reaches), as the
+    /// file store's catalog does: when the free or appended slot lies ahead of the hand, it swaps
+    /// with the slot at the hand.
+    private static func placeNew(_ key: [UInt8], in state: inout State) -> Int {
+        var at: Int
+        if let free = state.freeSlots.popFirst() {
+            at = free
+            state.ring[at] = key
+        } else {
+            at = state.ring.count
+            state.ring.append(key)
+        }
+        if state.hand >= state.ring.count { state.hand = 0 }
+        if at > state.hand {
+            let displaced = state.ring[state.hand]
+            state.ring[state.hand] = key
+            state.ring[at] = displaced
+            if let displaced {
+                state.blobs[displaced]!.slot = at
+            } else {
+                state.freeSlots.remove(state.hand)
+                state.freeSlots.insert(at)
+            }
+            at = state.hand
+        }
+        if at == state.hand { state.hand += 1 }
+        return at
+    }
+
     /// Takes `key`'s blob out of the blobs, the totals, the ring and the expiring set.
     private static func drop(_ key: [UInt8], from state: inout State) {
         guard let entry = state.blobs.removeValue(forKey: key) else { return }
         state.totalBytes -= entry.metadata.size
         state.ring[entry.slot] = nil
-        state.freeSlots.append(entry.slot)
+        state.freeSlots.insert(entry.slot)
         state.expiring.remove(key)
     }
 

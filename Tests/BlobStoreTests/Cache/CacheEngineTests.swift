@@ -1,4 +1,5 @@
 @testable import BlobStore
+import BlobSystem
 import Foundation
 import Testing
 
@@ -103,5 +104,57 @@ struct CacheEngineTests {
         let counters = try await store.cacheCounters()
         #expect(counters.peakCount <= 45)
         #expect(try await store.statistics().count <= 40)
+    }
+}
+
+@Suite("Cache mode: reads racing eviction, expiry and puts", .timeLimit(.minutes(2)))
+struct CacheRaceTests {
+    /// Readers, writers, eviction and sweeps at once (run under ThreadSanitizer too): every read gets
+    /// either the blob's one content or not found, never another blob's bytes, a torn read or another error.
+    @Test(arguments: [true, false])
+    func readsRacingEvictionAndExpiry(inlineCachedReads: Bool) async throws {
+        let root = TemporaryRoot()
+        let clock = TestClock()
+        let store = try PersistentDataStore(
+            name: "race", root: root.url,
+            configuration: StoreConfiguration(
+                durability: .relaxed, bucketCapacity: 8, inlineCachedReads: inlineCachedReads, policy: StorePolicy(maximumCount: 30),
+                clock: clock.storeClock))
+        func content(_ number: Int) -> Data { Data("content of \(number) ".utf8) + Data(repeating: UInt8(number % 251), count: number % 300) }
+        let unexpected = Locked<[String]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<3 {
+                group.addTask {
+                    for round in 0..<60 {
+                        let number = (writer * 60 + round) % 100
+                        let expiry: BlobExpiry = round % 3 == 0 ? .after(.seconds(Int64(round % 7))) : .storeDefault
+                        try await store.put(content(number), identifier: "r\(number)", options: PutOptions(expiry: expiry))
+                        if round % 10 == 0 { clock.advance(by: .seconds(2)) }
+                        if round % 20 == 0 { await store.core.cache.sweepNow() }
+                    }
+                }
+            }
+            for reader in 0..<3 {
+                group.addTask {
+                    for round in 0..<200 {
+                        let number = (reader * 37 + round * 7) % 100
+                        do {
+                            let data = try await store.get("r\(number)")
+                            if data != content(number) { unexpected.withLock { $0.append("r\(number): wrong bytes") } }
+                            _ = try await store.head("r\(number)")
+                        } catch BlobStoreError.notFound {
+                        } catch {
+                            unexpected.withLock { $0.append("r\(number): \(error)") }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(unexpected.withLock { $0 }.isEmpty, "\(unexpected.withLock { $0 })")
+        try await store.core.cache.settle()
+        #expect(try await store.statistics().count <= 30)
+        let report = try await store.verify()
+        #expect(report.isClean)
     }
 }

@@ -32,7 +32,7 @@ final class CacheCatalog: Sendable {
         var ready = false
         var slots: [Slot?] = []
         var position: [String: Int] = [:]
-        var free: [Int] = []
+        var free: Set<Int> = []
         var hand = 0
         var count = 0
         var bytes: Int64 = 0
@@ -52,8 +52,14 @@ final class CacheCatalog: Sendable {
     /// Sets what to call when a change leaves the store over its limits.
     func onOverLimit(_ action: @escaping @Sendable () -> Void) { overLimit.withLock { $0 = action } }
 
-    /// Starts keeping the catalog from the next barrier on (the scan then fills in what is stored).
-    func activate() { state.withLock { $0.active = true } }
+    /// Starts keeping the catalog from the next barrier on (the scan then fills in what is stored);
+    /// `false` when it was kept already.
+    func activate() -> Bool {
+        state.withLock { state in
+            defer { state.active = true }
+            return !state.active
+        }
+    }
 
     /// Whether barriers keep it.
     var isActive: Bool { state.withLock { $0.active } }
@@ -89,14 +95,30 @@ final class CacheCatalog: Sendable {
                 state.bytes += header.size - state.slots[at]!.size
                 state.slots[at] = slot
             } else {
-                let at: Int
-                if let reused = state.free.popLast() {
+                var at: Int
+                if let reused = state.free.popFirst() {
                     at = reused
                     state.slots[at] = slot
                 } else {
                     at = state.slots.count
                     state.slots.append(slot)
                 }
+                // A new blob goes just behind the hand, the last place it reaches: swapped with the
+                // slot at the hand (which stays ahead of it) when it landed ahead.
+                if state.hand >= state.slots.count { state.hand = 0 }
+                if at > state.hand {
+                    let displaced = state.slots[state.hand]
+                    state.slots[state.hand] = slot
+                    state.slots[at] = displaced
+                    if let displaced {
+                        state.position[displaced.identifier] = at
+                    } else {
+                        state.free.remove(state.hand)
+                        state.free.insert(at)
+                    }
+                    at = state.hand
+                }
+                if at == state.hand { state.hand += 1 }
                 state.position[header.identifier] = at
                 state.count += 1
                 state.bytes += header.size
@@ -118,7 +140,7 @@ final class CacheCatalog: Sendable {
             state.count -= 1
             state.bytes -= state.slots[at]!.size
             state.slots[at] = nil
-            state.free.append(at)
+            state.free.insert(at)
             state.expiring[identifier] = nil
         }
     }

@@ -133,19 +133,26 @@ final class CacheKeeper: Sendable {
         case .storeDefault:
             result = state.withLock { $0.policy.defaultTimeToLive }.map { modified.addingReportingOverflow($0.clampedNanoseconds).partialValue }
         }
-        if result != nil, !readOnly, !state.withLock({ $0.tracking }) {
-            // Writes the (unlimited) policy file: from now on the store is in cache mode.
-            try setPolicy(state.withLock { $0.policy })
-        }
+        if result != nil, !readOnly, !state.withLock({ $0.tracking }) { try enterCacheMode() }
         return result
+    }
+
+    /// Writes the policy in force (unlimited) to the policy file if there is none yet: from then on
+    /// the store is in cache mode. Blocking.
+    private func enterCacheMode() throws {
+        try policyWrites.withLock { _ in
+            guard !state.withLock({ $0.tracking }) else { return }
+            try PolicyFile.write(state.withLock { $0.policy }, paths: paths)
+            state.withLock { $0.tracking = true }
+        }
+        startTracking()
     }
 
     // MARK: - Catalog scan
 
     /// Starts keeping the catalog and scans the store into it in the background (once).
     private func startTracking() {
-        guard !catalog.isActive else { return }
-        catalog.activate()
+        guard catalog.activate() else { return }
         catalog.onOverLimit { [weak self] in self?.kick() }
         queue.async { [weak self] in self?.scan() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
