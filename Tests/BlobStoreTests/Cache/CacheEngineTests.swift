@@ -88,6 +88,22 @@ struct CacheEngineTests {
         #expect(try await store.exists("large"))
     }
 
+    @Test func aBlobGoneBehindTheCatalogsBackDoesNotStallEviction() async throws {
+        let root = TemporaryRoot()
+        let store = try PersistentDataStore(
+            name: "behind", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 5)))
+        try await store.core.cache.settle()
+        for number in 0..<5 { _ = try await store.put(Data("\(number)".utf8), identifier: "g\(number)", options: PutOptions()) }
+        // Removed outside the store (as a repair moves a damaged file aside): the catalog still lists it.
+        let path = try await store.core.reads.read { [core = store.core] in core.path(of: "g0") }
+        try FileManager.default.removeItem(atPath: path)
+        for number in 5..<8 { _ = try await store.put(Data("\(number)".utf8), identifier: "g\(number)", options: PutOptions()) }
+        try await store.core.cache.settle()
+        let statistics = try await store.statistics()
+        #expect(statistics.count == 5)
+        #expect(try await store.list(ListQuery()).items.count == 5)
+    }
+
     @Test func aCountLimitHoldsUnderConcurrentPuts() async throws {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(

@@ -46,6 +46,8 @@ final class CacheCatalog: Sendable {
     }
 
     private let state = Locked(State())
+    /// ``State/active``, readable without the mutex: a store not in cache mode pays one atomic load per commit.
+    private let activeFlag = AtomicFlag(false)
     /// Called when a change leaves the store over its limits (the eviction queue's kick).
     private let overLimit = Locked<(@Sendable () -> Void)?>(nil)
 
@@ -56,7 +58,10 @@ final class CacheCatalog: Sendable {
     /// `false` when it was kept already.
     func activate() -> Bool {
         state.withLock { state in
-            defer { state.active = true }
+            defer {
+                state.active = true
+                activeFlag.store(true, ordering: .relaxed)
+            }
             return !state.active
         }
     }
@@ -86,6 +91,7 @@ final class CacheCatalog: Sendable {
 
     /// A version now stored (a commit, or the scan finding it); replaces what it knew of the identifier.
     func stored(_ header: BlobHeader) {
+        guard activeFlag.load(ordering: .relaxed) else { return }
         let over = state.withLock { state -> Bool in
             guard state.active else { return false }
             let slot = Slot(
@@ -143,6 +149,16 @@ final class CacheCatalog: Sendable {
             state.free.insert(at)
             state.expiring[identifier] = nil
         }
+    }
+
+    /// Forgets `victim`'s version if the catalog still holds exactly it (a drop found it no longer
+    /// stored; a newer version the catalog learnt meanwhile stays).
+    func forget(_ victim: CacheVictim) {
+        let current = state.withLock { state -> Bool in
+            guard let at = state.position[victim.identifier], let slot = state.slots[at] else { return false }
+            return slot.checksum == victim.checksum && slot.modified == victim.modifiedNanoseconds
+        }
+        if current { removed(victim.identifier) }
     }
 
     /// Every blob removed.

@@ -298,6 +298,8 @@ final class CacheKeeper: Sendable {
     /// until eviction or completed puts make room. Puts are not accounted while the policy has no
     /// limit or the scan is not done. Returns the ticket the completion must settle.
     func admit(size: Int64, proceed: @escaping @Sendable (Ticket) -> Void) {
+        // Set exactly while the policy has a limit: a store without one pays one atomic load per put.
+        guard marks.marking.load(ordering: .relaxed) else { return proceed(Ticket(size: size, counted: false, immediate: true)) }
         let admitted = state.withLock { state -> Bool? in
             // Read under the mutex: a put that settles meanwhile has its commit in `usage` already.
             guard state.policy.hasLimits, let usage = catalog.usage else { return false }

@@ -219,7 +219,11 @@ final class ChangeApplier: Sendable {
         guard case .present(let header) = try storedVersion(at: path), header.identifier == victim.identifier,
             header.checksum == victim.checksum, header.modifiedNanoseconds == victim.modifiedNanoseconds,
             reason != .expired || header.isExpired(atNanoseconds: clock.nowNanoseconds())
-        else { return .dropped(identifier: victim.identifier, reason: nil) }
+        else {
+            // Gone or damaged behind the catalog's back (a repair moved it aside): forget that version.
+            catalog.forget(victim)
+            return .dropped(identifier: victim.identifier, reason: nil)
+        }
         try io("remove", path) { try FileSystem.unlink(path) }
         touched.insert(folder)
         totals.adjust(count: -1, bytes: -header.size)
