@@ -140,10 +140,15 @@ final class StoreCore: Sendable {
             try queue.sync(flags: .barrier) { try index.recoverAtOpen() }
             try StoreOpening.sweepLeftovers(paths)
         }
-        let writes = self.writes
+        // Weakly: once the engine is gone (its lock given back) cache mode must commit nothing more.
         try cache.open(
             configured: policy,
-            engine: CacheKeeper.Engine(storeQueue: queue, index: index, submit: { mutation, completion in writes.submit(mutation, completion: completion) }))
+            engine: CacheKeeper.Engine(
+                storeQueue: queue, index: index,
+                submit: { [weak self] mutation, completion in
+                    guard let self else { return completion(.failure(CancellationError())) }
+                    self.writes.submit(mutation, completion: completion)
+                }))
     }
 
     /// ``init(root:name:mode:)`` for writing.

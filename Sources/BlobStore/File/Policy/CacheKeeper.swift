@@ -104,8 +104,8 @@ final class CacheKeeper: Sendable {
                 $0.policy = policy
                 $0.tracking = true
             }
+            apply(policy)
         }
-        apply(policy)
         startTracking()
         kick()
     }
