@@ -55,6 +55,21 @@ struct CachePolicyFileTests {
         #expect(counters.count == 2)
     }
 
+    @Test func aReadOnlyOpenDoesNotServeExpiredBlobsEither() async throws {
+        let root = TemporaryRoot()
+        let clock = TestClock()
+        let writer = try PersistentDataStore(name: "ro", root: root.url, configuration: StoreConfiguration(clock: clock.storeClock))
+        _ = try await writer.put(Data("soon".utf8), identifier: "soon", options: PutOptions(expiry: .after(.seconds(5))))
+        _ = try await writer.put(Data("kept".utf8), identifier: "kept", options: PutOptions())
+        let reader = try PersistentDataStore(readingOnly: "ro", root: root.url, configuration: StoreConfiguration(clock: clock.storeClock))
+        #expect(try await reader.get("soon") == Data("soon".utf8))
+        clock.advance(by: .seconds(5))
+        await #expect(throws: BlobStoreError.notFound(store: "ro", identifier: "soon")) { try await reader.get("soon") }
+        #expect(try await reader.list(ListQuery()).items.map(\.identifier) == ["kept"])
+        #expect(try await reader.statistics() == StoreStatistics(count: 1, bytes: 4))
+        #expect(try await writer.statistics() == StoreStatistics(count: 1, bytes: 4))
+    }
+
     @Test func invalidPoliciesAreRefused() async throws {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(name: "bad", root: root.url)
