@@ -190,6 +190,8 @@ final class GatedStore: ServedBackend {
     }
 
     func statistics() async throws -> StoreStatistics { try await inner.statistics() }
+    func policy() async throws -> StorePolicy { try await inner.policy() }
+    func setPolicy(_ policy: StorePolicy) async throws { try await inner.setPolicy(policy) }
     func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) { inner.observeChanges(observer) }
 }
 

@@ -49,6 +49,12 @@ package protocol ServedBackend: AnyObject, Sendable {
     /// acknowledged to its writer (so whoever sees the acknowledgement can rely on the observer
     /// having seen it). The observer must be quick and must not call back into the store.
     func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void)
+
+    /// The store's cache policy (``StorePolicy/unlimited`` when it has none).
+    func policy() async throws -> StorePolicy
+
+    /// Stores `policy` with the store and applies it at once (eviction runs down to new limits).
+    func setPolicy(_ policy: StorePolicy) async throws
 }
 
 /// One blob version opened for serving: its metadata and a way to its content, either bytes in

@@ -14,7 +14,8 @@ import Foundation
 /// | 24 | 8 | created, ns since 1970 |
 /// | 32 | 8 | modified, ns since 1970 |
 /// | 40 | 1 | image format code (0 = none) |
-/// | 41 | 3 | reserved, zero |
+/// | 41 | 1 | flags: bit 0 = an expiry follows the user metadata; other bits zero |
+/// | 42 | 2 | reserved, zero |
 /// | 44 | 4 | image width |
 /// | 48 | 4 | image height |
 /// | 52 | 2 | identifier length |
@@ -22,13 +23,21 @@ import Foundation
 /// | 56 | 2 | user metadata pair count |
 /// | 58 | 2 | reserved, zero |
 /// | 60 | … | identifier, content type, then per pair: u16 key length, key, u16 value length, value |
+/// | … | 8 | with flag bit 0 only: expiry, ns since 1970 |
 /// | end − 8 | 8 | XXH64 of all header bytes before it |
+///
+/// The expiry came later (cache mode): byte 41 was reserved and always written zero, so every older
+/// file decodes as a blob that never expires, and a new file without an expiry is byte for byte what
+/// an older build wrote. An older build reads a file with an expiry as damaged (its decoder allows
+/// no bytes after the metadata).
 struct BlobHeader: Hashable, Sendable {
     static let magic: [UInt8] = Array("BLB1".utf8)
     static let fixedLength = 60
     /// No header can be longer: identifier, content type and metadata are all bounded.
     static let maximumLength = fixedLength + BlobIdentifier.maximumByteCount + UserMetadataRules.maximumContentTypeLength
-        + UserMetadataRules.maximumCount * 4 + UserMetadataRules.maximumTotalByteCount + 8
+        + UserMetadataRules.maximumCount * 4 + UserMetadataRules.maximumTotalByteCount + 8 + 8
+    /// Flag bit of byte 41: an expiry is recorded.
+    static let expiryFlag: UInt8 = 1
 
     var identifier: String
     var size: Int64
@@ -38,6 +47,15 @@ struct BlobHeader: Hashable, Sendable {
     var contentType: String
     var userMetadata: [String: String]
     var image: ImageInfo?
+    /// When this version expires, ns since 1970; `nil` when never (``BlobExpiry``).
+    var expiresNanoseconds: Int64? = nil
+
+    /// Whether this version has expired at `now` (ns since 1970): one comparison for a blob with no expiry.
+    @inline(__always)
+    func isExpired(atNanoseconds now: @autoclosure () -> Int64) -> Bool {
+        guard let expires = expiresNanoseconds else { return false }
+        return expires <= now()
+    }
 
     /// Stable on-disk codes; never renumber.
     private static let imageCodes: [ImageFormat: UInt8] = [
@@ -46,6 +64,7 @@ struct BlobHeader: Hashable, Sendable {
 
     var encodedLength: Int {
         var length = BlobHeader.fixedLength + identifier.utf8.count + contentType.utf8.count + 8
+        if expiresNanoseconds != nil { length += 8 }
         for (key, value) in userMetadata { length += 4 + key.utf8.count + value.utf8.count }
         return length
     }
@@ -54,7 +73,7 @@ struct BlobHeader: Hashable, Sendable {
         BlobMetadata(
             identifier: identifier, size: size, contentType: contentType, etag: ETag(checksum: checksum),
             created: Date(nanosecondsSince1970: createdNanoseconds), modified: Date(nanosecondsSince1970: modifiedNanoseconds),
-            userMetadata: userMetadata, image: image)
+            userMetadata: userMetadata, image: image, expires: expiresNanoseconds.map { Date(nanosecondsSince1970: $0) })
     }
 
     /// Appends the encoded header to `out`.
@@ -70,7 +89,7 @@ struct BlobHeader: Hashable, Sendable {
         put(createdNanoseconds)
         put(modifiedNanoseconds)
         put(image.map { BlobHeader.imageCodes[$0.format]! } ?? 0)
-        out.append(contentsOf: [0, 0, 0])
+        out.append(contentsOf: [expiresNanoseconds == nil ? 0 : BlobHeader.expiryFlag, 0, 0])
         put(UInt32(clamping: image?.width ?? 0))
         put(UInt32(clamping: image?.height ?? 0))
         put(UInt16(identifier.utf8.count))
@@ -85,6 +104,7 @@ struct BlobHeader: Hashable, Sendable {
             put(UInt16(value.utf8.count))
             out.append(contentsOf: value.utf8)
         }
+        if let expiresNanoseconds { put(expiresNanoseconds) }
         let sum = out.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         put(sum)
     }
@@ -149,6 +169,14 @@ struct BlobHeader: Hashable, Sendable {
             let key = try string(try length16())
             userMetadata[key] = try string(try length16())
         }
+        let flags = read(41, as: UInt8.self)
+        guard flags & ~expiryFlag == 0 else { throw .invalid("unknown header flags \(flags)") }
+        var expires: Int64?
+        if flags & expiryFlag != 0 {
+            guard cursor + 8 <= length - 8 else { throw .invalid("field runs past the header end") }
+            expires = read(cursor, as: Int64.self)
+            cursor += 8
+        }
         guard cursor == length - 8 else { throw .invalid("\(length - 8 - cursor) unexpected bytes at the header end") }
         var image: ImageInfo?
         let code = read(40, as: UInt8.self)
@@ -159,6 +187,6 @@ struct BlobHeader: Hashable, Sendable {
         return BlobHeader(
             identifier: identifier, size: size, checksum: read(16, as: UInt64.self),
             createdNanoseconds: read(24, as: Int64.self), modifiedNanoseconds: read(32, as: Int64.self),
-            contentType: contentType, userMetadata: userMetadata, image: image)
+            contentType: contentType, userMetadata: userMetadata, image: image, expiresNanoseconds: expires)
     }
 }

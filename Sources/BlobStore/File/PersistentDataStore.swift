@@ -31,7 +31,8 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         self.rootURL = root.standardizedFileURL
         self.configuration = configuration
         core = try StoreRegistry.core(
-            root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity, lockWait: configuration.lockWait)
+            root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity, lockWait: configuration.lockWait,
+            policy: configuration.policy, clock: configuration.clock)
     }
 
     /// Opens the existing store `name` under `root` (default: ``StoreRoot/defaultURL``) for reading
@@ -49,7 +50,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         self.name = name
         self.rootURL = root.standardizedFileURL
         self.configuration = configuration
-        core = try StoreRegistry.readOnlyCore(root: rootURL.path, name: name)
+        core = try StoreRegistry.readOnlyCore(root: rootURL.path, name: name, clock: configuration.clock)
     }
 
     /// Whether this instance was opened with ``init(readingOnly:root:configuration:)``.

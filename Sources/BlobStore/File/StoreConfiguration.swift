@@ -21,12 +21,22 @@ public struct StoreConfiguration: Hashable, Sendable {
     /// does not wait for a holder that is `blobd` serving the root: it would not let go. The wait
     /// blocks the opening thread (and other opens of stores in this process).
     public var lockWait: Duration
+    /// The cache policy to store with the store and apply when it is opened (also to a store this
+    /// process has open already); `nil` (the default) keeps what the store has, ``StorePolicy/unlimited``
+    /// for a new one. Ignored by a read-only open, which reads the stored one. See "Cache mode" in STORAGE.md.
+    public var policy: StorePolicy?
+    /// The clock expiry is judged by and `modified` dates are taken from (default ``StoreClock/system``);
+    /// tests pass one they advance. It counts for the open that starts the store's engine in this
+    /// process (later opens share that engine and its clock).
+    public var clock: StoreClock
 
     /// Creates a configuration.
     public init(
         durability: Durability = .durable, maximumBlobSize: Int64 = 1 << 40, bucketCapacity: Int = 8192,
-        inlineCachedReads: Bool = true, lockWait: Duration = .zero
+        inlineCachedReads: Bool = true, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system
     ) {
+        self.policy = policy
+        self.clock = clock
         self.durability = durability
         self.maximumBlobSize = maximumBlobSize
         self.bucketCapacity = max(2, bucketCapacity)

@@ -29,6 +29,14 @@ public final class InMemoryBlobStore: BlobStoring {
     private struct Entry: Sendable {
         var metadata: BlobMetadata
         var content: Data
+        /// When it expires, ns since 1970 (``BlobMetadata/expires``).
+        var expires: Int64?
+        /// Its place in `State.ring`, the CLOCK eviction walks.
+        var slot: Int
+        /// Read since it was stored or eviction's hand last passed it: its second chance.
+        var referenced: Bool
+
+        func isExpired(at now: Int64) -> Bool { expires.map { $0 <= now } ?? false }
     }
 
     /// Everything mutable; only touched inside `state.withLock`.
@@ -45,11 +53,22 @@ public final class InMemoryBlobStore: BlobStoring {
         var nextSubscriber: UInt64 = 0
         /// Called with every change while it commits (``InMemoryBlobStore/observeChanges(_:)``).
         var observers: [@Sendable (BlobChange) -> Void] = []
+        /// Cache mode: the policy, the CLOCK ring of keys (holes where blobs went), its hand, the
+        /// blobs that have an expiry, and the counters.
+        var policy = StorePolicy.unlimited
+        var ring: [[UInt8]?] = []
+        var freeSlots: Set<Int> = []
+        var hand = 0
+        var expiring: Set<[UInt8]> = []
+        var evicted: UInt64 = 0
+        var expired: UInt64 = 0
+        var peakCount = 0
+        var peakBytes: Int64 = 0
 
         /// Assigns the next sequence number to `kind` and delivers it to every subscriber.
-        mutating func publish(_ kind: BlobChange.Kind, store: String, date: Date) {
+        mutating func publish(_ kind: BlobChange.Kind, store: String, date: Date, reason: BlobChange.Reason = .requested) {
             sequence += 1
-            let change = BlobChange(sequence: sequence, store: store, kind: kind, date: date)
+            let change = BlobChange(sequence: sequence, store: store, kind: kind, date: date, reason: reason)
             for continuation in subscribers.values {
                 continuation.yield(change)
             }
@@ -62,10 +81,16 @@ public final class InMemoryBlobStore: BlobStoring {
     /// The order of the article calls made through this instance (``ArticleDataStoring``).
     public let articleCallOrder = ArticleCallOrder()
 
+    /// The clock expiry is judged by and `modified` dates are taken from.
+    private let clock: StoreClock
+
     /// Creates an empty store; throws ``BlobStoreError/invalidStoreName(name:reason:)`` for a bad name.
-    public init(name: String = "memory") throws {
+    /// `policy` is its cache policy (see ``setPolicy(_:)``); `clock` the time expiry is judged by.
+    public init(name: String = "memory", policy: StorePolicy = .unlimited, clock: StoreClock = .system) throws {
         try StoreName.validate(name)
         self.name = name
+        self.clock = clock
+        state.withLock { $0.policy = policy }
     }
 
     deinit {
@@ -129,16 +154,26 @@ public final class InMemoryBlobStore: BlobStoring {
         let etag = ETag(checksum: XXH64.hash(content))
         let key = Array(id.utf8)
         return try state.withLock { (state) throws(BlobStoreError) -> BlobMetadata in
-            let current = state.blobs[key]
+            let now = self.now()
+            let nanoseconds = now.nanosecondsSince1970
+            let stored = state.blobs[key]
+            // An expired version is absent to the condition and to `created`.
+            let current = stored.flatMap { $0.isExpired(at: nanoseconds) ? nil : $0 }
             try Self.check(options.condition, current: current?.metadata.etag, store: name, identifier: id)
-            let now = Self.now()
+            let expires = Self.expiry(options.expiry, from: nanoseconds, policy: state.policy)
             let metadata = BlobMetadata(
                 identifier: id, size: Int64(content.count), contentType: inspected.contentType, etag: etag,
                 created: current?.metadata.created ?? now, modified: now,
-                userMetadata: options.userMetadata, image: inspected.image)
-            state.totalBytes += metadata.size - (current?.metadata.size ?? 0)
-            state.blobs[key] = Entry(metadata: metadata, content: content)
+                userMetadata: options.userMetadata, image: inspected.image, expires: expires.map { Date(nanosecondsSince1970: $0) })
+            state.totalBytes += metadata.size - (stored?.metadata.size ?? 0)
+            let slot = stored?.slot ?? Self.placeNew(key, in: &state)
+            state.blobs[key] = Entry(metadata: metadata, content: content, expires: expires, slot: slot, referenced: false)
+            if expires != nil { state.expiring.insert(key) } else { state.expiring.remove(key) }
             state.publish(.put(metadata), store: name, date: now)
+            Self.sweep(&state, store: name, now: now, maximum: Self.sweepBatch)
+            Self.evict(&state, store: name, now: now)
+            state.peakCount = max(state.peakCount, state.blobs.count)
+            state.peakBytes = max(state.peakBytes, state.totalBytes)
             return metadata
         }
     }
@@ -165,12 +200,12 @@ public final class InMemoryBlobStore: BlobStoring {
         try BlobIdentifier.validate(identifier)
         let key = Array(identifier.utf8)
         return try state.withLock { (state) throws(BlobStoreError) -> Bool in
-            let current = state.blobs[key]
+            let now = self.now()
+            let current = state.blobs[key].flatMap { $0.isExpired(at: now.nanosecondsSince1970) ? nil : $0 }
             try Self.check(condition, current: current?.metadata.etag, store: name, identifier: identifier)
-            guard let current else { return false }
-            state.blobs[key] = nil
-            state.totalBytes -= current.metadata.size
-            state.publish(.removed(identifier: identifier), store: name, date: Self.now())
+            guard current != nil else { return false }
+            Self.drop(key, from: &state)
+            state.publish(.removed(identifier: identifier), store: name, date: now)
             return true
         }
     }
@@ -180,7 +215,11 @@ public final class InMemoryBlobStore: BlobStoring {
         state.withLock { state in
             state.blobs.removeAll()
             state.totalBytes = 0
-            state.publish(.removedAll, store: name, date: Self.now())
+            state.ring = []
+            state.freeSlots = []
+            state.hand = 0
+            state.expiring = []
+            state.publish(.removedAll, store: name, date: self.now())
         }
     }
 
@@ -190,9 +229,13 @@ public final class InMemoryBlobStore: BlobStoring {
     private func entry(_ identifier: String) throws(BlobStoreError) -> Entry {
         try BlobIdentifier.validate(identifier)
         let key = Array(identifier.utf8)
-        guard let entry = state.withLock({ $0.blobs[key] }) else {
-            throw .notFound(store: name, identifier: identifier)
+        let now = clock.nowNanoseconds()
+        let found = state.withLock { state -> Entry? in
+            guard let entry = state.blobs[key], !entry.isExpired(at: now) else { return nil }
+            if !entry.referenced { state.blobs[key]!.referenced = true }
+            return entry
         }
+        guard let entry = found else { throw .notFound(store: name, identifier: identifier) }
         return entry
     }
 
@@ -272,12 +315,22 @@ public final class InMemoryBlobStore: BlobStoring {
     public func exists(_ identifier: String) async throws -> Bool {
         try BlobIdentifier.validate(identifier)
         let key = Array(identifier.utf8)
-        return state.withLock { $0.blobs[key] != nil }
+        let now = clock.nowNanoseconds()
+        return state.withLock { state in state.blobs[key].map { !$0.isExpired(at: now) } ?? false }
     }
 
     /// Count and total size of the blobs.
     public func statistics() async throws -> StoreStatistics {
-        state.withLock { StoreStatistics(count: $0.blobs.count, bytes: $0.totalBytes) }
+        let now = clock.nowNanoseconds()
+        return state.withLock { state in
+            var statistics = StoreStatistics(count: state.blobs.count, bytes: state.totalBytes)
+            for key in state.expiring {
+                guard let entry = state.blobs[key], entry.isExpired(at: now) else { continue }
+                statistics.count -= 1
+                statistics.bytes -= entry.metadata.size
+            }
+            return statistics
+        }
     }
 
     /// One page of blob metadata in identifier order (see ``ListQuery``).
@@ -285,8 +338,10 @@ public final class InMemoryBlobStore: BlobStoring {
         let cursor = try query.validated(store: name)
         let prefix = Array(query.prefix.utf8)
         // Collect under the lock, order outside it.
+        let now = clock.nowNanoseconds()
         var matching = state.withLock { state in
             state.blobs.values.compactMap { entry -> BlobMetadata? in
+                if entry.isExpired(at: now) { return nil }
                 let metadata = entry.metadata
                 guard IdentifierOrder.matches(metadata, prefix: prefix, contentTypePrefix: query.contentTypePrefix),
                     IdentifierOrder.isAfter(metadata, cursor: cursor)
@@ -326,7 +381,7 @@ public final class InMemoryBlobStore: BlobStoring {
 
     /// The current time at the nanosecond resolution a file store records, so that both stores
     /// return dates that survive a round trip through `nanosecondsSince1970`.
-    private static func now() -> Date { Date(nanosecondsSince1970: Date().nanosecondsSince1970) }
+    private func now() -> Date { Date(nanosecondsSince1970: clock.nowNanoseconds()) }
 
     // MARK: - Files
 
@@ -341,6 +396,137 @@ public final class InMemoryBlobStore: BlobStoring {
             let count = try result.get()
             if count == 0 { return content }
             content.append(contentsOf: buffer[0..<count])
+        }
+    }
+}
+
+// MARK: - Cache mode
+
+/// Cache mode, all in memory (STORAGE.md, "Cache mode"): the same policy, expiry and CLOCK eviction as
+/// the file store, applied under the store's lock as each put commits, so the store never goes over
+/// its limits (no overshoot: there is no disk to wait for).
+extension InMemoryBlobStore {
+    /// Expired blobs removed per put at most (the sweep's bounded round).
+    static let sweepBatch = 256
+
+    /// The store's cache policy.
+    public func policy() async throws -> StorePolicy {
+        state.withLock { $0.policy }
+    }
+
+    /// Sets the store's cache policy and applies it at once: blobs are evicted down to the new limits
+    /// before this returns. A negative limit or a time to live that is not positive throws `EINVAL`.
+    public func setPolicy(_ policy: StorePolicy) async throws {
+        if (policy.maximumBytes ?? 0) < 0 || (policy.maximumCount ?? 0) < 0 || (policy.defaultTimeToLive ?? .seconds(1)) <= .zero {
+            throw BlobStoreError.io(operation: "set policy (a negative limit or a time to live that is not positive)", path: name, errno: Errno(rawValue: EINVAL))
+        }
+        state.withLock { state in
+            state.policy = policy
+            Self.evict(&state, store: name, now: now())
+        }
+    }
+
+    /// Usage against the policy's limits, and the evicted and expired counts, for metrics.
+    public func cacheCounters() async throws -> CacheCounters {
+        let statistics = try await statistics()
+        return state.withLock { state in
+            CacheCounters(
+                policy: state.policy, count: statistics.count, bytes: statistics.bytes, evicted: state.evicted, expired: state.expired,
+                peakCount: state.peakCount, peakBytes: state.peakBytes, waitingPuts: 0)
+        }
+    }
+
+    /// Removes every expired blob now, each with a ``BlobChange/Reason/expired`` removal (puts also
+    /// remove up to ``sweepBatch`` each as they commit).
+    public func sweepExpired() async {
+        state.withLock { state in Self.sweep(&state, store: name, now: now(), maximum: Int.max) }
+    }
+
+    /// When a put at `now` (ns since 1970) expires under `expiry` and `policy`.
+    private static func expiry(_ expiry: BlobExpiry, from now: Int64, policy: StorePolicy) -> Int64? {
+        switch expiry {
+        case .never: return nil
+        case .at(let date): return date.nanosecondsSince1970
+        case .after(let duration): return now.addingReportingOverflow(duration.clampedNanoseconds).partialValue
+        case .storeDefault: return policy.defaultTimeToLive.map { now.addingReportingOverflow($0.clampedNanoseconds).partialValue }
+        }
+    }
+
+    /// A ring slot for a new blob, just behind the hand (the last place the hand reaches), as the
+    /// file store's catalog does: when the free or appended slot lies ahead of the hand, it swaps
+    /// with the slot at the hand.
+    private static func placeNew(_ key: [UInt8], in state: inout State) -> Int {
+        var at: Int
+        if let free = state.freeSlots.popFirst() {
+            at = free
+            state.ring[at] = key
+        } else {
+            at = state.ring.count
+            state.ring.append(key)
+        }
+        if state.hand >= state.ring.count { state.hand = 0 }
+        if at > state.hand {
+            let displaced = state.ring[state.hand]
+            state.ring[state.hand] = key
+            state.ring[at] = displaced
+            if let displaced {
+                state.blobs[displaced]!.slot = at
+            } else {
+                state.freeSlots.remove(state.hand)
+                state.freeSlots.insert(at)
+            }
+            at = state.hand
+        }
+        if at == state.hand { state.hand += 1 }
+        return at
+    }
+
+    /// Takes `key`'s blob out of the blobs, the totals, the ring and the expiring set.
+    private static func drop(_ key: [UInt8], from state: inout State) {
+        guard let entry = state.blobs.removeValue(forKey: key) else { return }
+        state.totalBytes -= entry.metadata.size
+        state.ring[entry.slot] = nil
+        state.freeSlots.insert(entry.slot)
+        state.expiring.remove(key)
+    }
+
+    /// Removes up to `maximum` expired blobs, publishing each as an `.expired` removal.
+    private static func sweep(_ state: inout State, store: String, now: Date, maximum: Int) {
+        guard !state.expiring.isEmpty else { return }
+        let nanoseconds = now.nanosecondsSince1970
+        var found: [[UInt8]] = []
+        for key in state.expiring where state.blobs[key]?.isExpired(at: nanoseconds) == true {
+            found.append(key)
+            if found.count == maximum { break }
+        }
+        for key in found {
+            let identifier = state.blobs[key]!.metadata.identifier
+            drop(key, from: &state)
+            state.expired += 1
+            state.publish(.removed(identifier: identifier), store: store, date: now, reason: .expired)
+        }
+    }
+
+    /// CLOCK eviction down to the policy's limits: the hand passes over (and clears) a referenced
+    /// blob, and evicts the first it finds unreferenced, publishing an `.evicted` removal.
+    private static func evict(_ state: inout State, store: String, now: Date) {
+        func over(_ state: State) -> Bool {
+            if let limit = state.policy.maximumBytes, state.totalBytes > limit { return true }
+            if let limit = state.policy.maximumCount, state.blobs.count > limit { return true }
+            return false
+        }
+        while over(state), !state.ring.isEmpty {
+            if state.hand >= state.ring.count { state.hand = 0 }
+            let position = state.hand
+            state.hand += 1
+            guard let key = state.ring[position], let entry = state.blobs[key] else { continue }
+            if entry.referenced {
+                state.blobs[key]!.referenced = false
+                continue
+            }
+            drop(key, from: &state)
+            state.evicted += 1
+            state.publish(.removed(identifier: entry.metadata.identifier), store: store, date: now, reason: .evicted)
         }
     }
 }

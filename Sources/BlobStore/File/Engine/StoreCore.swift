@@ -63,6 +63,8 @@ final class StoreCore: Sendable {
     let hooks: StoreTestHooks
     /// The order of the article calls made through any ``PersistentDataStore`` on this folder.
     let articleCallOrder = ArticleCallOrder()
+    /// Cache mode: policy, expiry, eviction and sweeps (``CacheKeeper``).
+    let cache: CacheKeeper
     /// `nil` for a read-only engine, which takes no lock.
     private let lock: FileDescriptor?
 
@@ -70,7 +72,7 @@ final class StoreCore: Sendable {
     /// needed, takes its lock, finishes an interrupted split and clears the temp files and
     /// unreclaimed versions a crash left behind; it never scans blobs. A read-only engine only reads
     /// the manifest, of a store that must exist.
-    init(root: String, name: String, mode: Mode) throws {
+    init(root: String, name: String, mode: Mode, policy: StorePolicy? = nil, clock: StoreClock = .system) throws {
         try StoreName.validate(name)
         let paths = StorePaths(root: root, name: name)
         let label: String
@@ -111,11 +113,14 @@ final class StoreCore: Sendable {
         let follower = manifestText.map {
             ManifestFollower(manifestText: $0, queue: queue, index: index, reader: reader, paths: paths, listingCache: listingCache, totals: totals)
         }
-        let reads = ReadPath(queue: queue, index: index, reader: reader, follower: follower, hooks: hooks)
+        let cache = CacheKeeper(paths: paths, label: label, clock: clock, readOnly: readOnly)
+        let reads = ReadPath(queue: queue, index: index, reader: reader, follower: follower, hooks: hooks, marks: cache.marks)
         let applier = ChangeApplier(
-            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, hooks: hooks)
+            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, hooks: hooks,
+            catalog: cache.catalog, clock: clock)
         let verifier = Verifier(paths: paths, index: index)
 
+        self.cache = cache
         self.queue = queue
         self.commitQueue = commitQueue
         self.reclaimQueue = reclaimQueue
@@ -124,7 +129,7 @@ final class StoreCore: Sendable {
         self.hooks = hooks
         self.index = index
         self.reads = reads
-        cachedReads = CachedReads(paths: paths, store: name, map: index.published)
+        cachedReads = CachedReads(paths: paths, store: name, map: index.published, marks: cache.marks)
         writes = GroupCommit(commitQueue: commitQueue, syncRound: SyncRound(label: label), applier: applier, broadcaster: broadcaster, hooks: hooks)
         listing = Listing(store: name, paths: paths, index: index, reads: reads, cache: listingCache, totals: totals, hooks: hooks)
         self.verifier = verifier
@@ -135,16 +140,27 @@ final class StoreCore: Sendable {
             try queue.sync(flags: .barrier) { try index.recoverAtOpen() }
             try StoreOpening.sweepLeftovers(paths)
         }
+        // Weakly: once the engine is gone (its lock given back) cache mode must commit nothing more.
+        try cache.open(
+            configured: policy,
+            engine: CacheKeeper.Engine(
+                storeQueue: queue, index: index,
+                submit: { [weak self] mutation, completion in
+                    guard let self else { return completion(.failure(CancellationError())) }
+                    self.writes.submit(mutation, completion: completion)
+                }))
     }
 
     /// ``init(root:name:mode:)`` for writing.
-    convenience init(root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero) throws {
-        try self.init(root: root, name: name, mode: .writing(bucketCapacity: bucketCapacity, lockWait: lockWait))
+    convenience init(
+        root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system
+    ) throws {
+        try self.init(root: root, name: name, mode: .writing(bucketCapacity: bucketCapacity, lockWait: lockWait), policy: policy, clock: clock)
     }
 
     /// ``init(root:name:mode:)`` for reading only.
-    convenience init(readingOnly root: String, name: String) throws {
-        try self.init(root: root, name: name, mode: .readingOnly)
+    convenience init(readingOnly root: String, name: String, clock: StoreClock = .system) throws {
+        try self.init(root: root, name: name, mode: .readingOnly, clock: clock)
     }
 
     deinit { try? lock?.close() }
@@ -154,7 +170,9 @@ final class StoreCore: Sendable {
     /// Queues `mutation` for the committer and waits for its outcome (``GroupCommit/commit(_:)``).
     func commit(_ mutation: Mutation) async throws -> MutationOutcome {
         try refuseIfReadOnly("change")
-        return try await writes.commit(mutation)
+        return try await withCheckedThrowingContinuation { continuation in
+            submit(mutation) { continuation.resume(with: $0) }
+        }
     }
 
     /// Queues `mutation` (``GroupCommit/submit(_:inline:completion:)``). Every change passes here or
@@ -166,7 +184,17 @@ final class StoreCore: Sendable {
             completion(.failure(readOnlyRefusal("change")))
             return
         }
-        writes.submit(mutation, inline: inline, completion: completion)
+        guard case .put(let put) = mutation else {
+            writes.submit(mutation, inline: inline, completion: completion)
+            return
+        }
+        // Cache mode: a put that would take the store too far past its limits waits for eviction.
+        cache.admit(size: put.header.size) { [writes, cache] ticket in
+            writes.submit(mutation, inline: inline && ticket.immediate) { result in
+                cache.settled(ticket)
+                completion(result)
+            }
+        }
     }
 
     /// Throws for a change asked of a read-only engine: it holds no lock, so it must not write.
@@ -185,8 +213,11 @@ final class StoreCore: Sendable {
     /// One page of `query` (``Listing``).
     func list(_ query: ListQuery) async throws -> ListPage { try await listing.list(query) }
 
-    /// Count and bytes (``Listing/statistics()``).
-    func statistics() async throws -> StoreStatistics { try await listing.statistics() }
+    /// Count and bytes of the unexpired blobs (``Listing/statistics()``; in cache mode ``CacheKeeper/statistics()``).
+    func statistics() async throws -> StoreStatistics {
+        if cache.answersStatistics { return try await cache.statistics() }
+        return try await listing.statistics()
+    }
 
     /// Checks every blob (``Verifier``); a read-only engine runs again while a split overlapped it.
     func verify() async throws -> VerificationReport {

@@ -12,11 +12,18 @@ enum StoreRegistry {
     /// Owned here; every access holds the mutex (also while opening, so two opens cannot race).
     private static let cores = Locked<[String: WeakCore]>([:])
 
-    static func core(root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero) throws -> StoreCore {
+    /// The engine of the store, opened for writing. `policy` (when not `nil`) is stored with the store
+    /// and applied, also to an engine already open; `clock` counts only for the open that makes the engine.
+    static func core(
+        root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system
+    ) throws -> StoreCore {
         let key = root + "/" + name
         return try cores.withLock { cores in
-            if let existing = cores[key]?.core { return existing }
-            let core = try StoreCore(root: root, name: name, bucketCapacity: bucketCapacity, lockWait: lockWait)
+            if let existing = cores[key]?.core {
+                if let policy, try existing.cache.policy() != policy { try existing.cache.setPolicy(policy) }
+                return existing
+            }
+            let core = try StoreCore(root: root, name: name, bucketCapacity: bucketCapacity, lockWait: lockWait, policy: policy, clock: clock)
             cores[key] = WeakCore(core)
             return core
         }
@@ -25,11 +32,11 @@ enum StoreRegistry {
     /// A read-only engine for the store (see ``StoreCore/init(readingOnly:name:)``), kept apart from
     /// the engine that has the store open for writing: it reads only the files, just as it would
     /// from another process.
-    static func readOnlyCore(root: String, name: String) throws -> StoreCore {
+    static func readOnlyCore(root: String, name: String, clock: StoreClock = .system) throws -> StoreCore {
         let key = root + "/" + name
         return try cores.withLock { cores in
             if let existing = cores[key + "\u{0}read-only"]?.core { return existing }
-            let core = try StoreCore(readingOnly: root, name: name)
+            let core = try StoreCore(readingOnly: root, name: name, clock: clock)
             cores[key + "\u{0}read-only"] = WeakCore(core)
             return core
         }

@@ -15,6 +15,8 @@ final class Listing: Sendable {
     private let cache: ListingCache
     private let totals: StoreTotals
     private let hooks: StoreTestHooks
+    /// Listings and counts leave out expired versions (cache mode).
+    private var marks: ReadMarks { reads.marks }
 
     init(store: String, paths: StorePaths, index: BucketIndex, reads: ReadPath, cache: ListingCache, totals: StoreTotals, hooks: StoreTestHooks) {
         self.store = store
@@ -55,7 +57,8 @@ final class Listing: Sendable {
                     if entry.identifier.lexicographicallyPrecedes(from) { continue }
                     if let after, !after.lexicographicallyPrecedes(entry.identifier) { continue }
                     if !entry.identifier.starts(with: prefix) { return (found, nil, true) }
-                    guard case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName) else { continue }
+                    guard case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName), !self.marks.expired(header)
+                    else { continue }
                     if let type = query.contentTypePrefix, !header.contentType.hasPrefix(type) { continue }
                     found.append(header.metadata)
                     if found.count > query.limit { break }
@@ -95,7 +98,8 @@ final class Listing: Sendable {
                 let folder = self.paths.bucket(buckets[index].number)
                 var found: [BlobMetadata] = []
                 for entry in try BucketFolder.entries(of: folder) where entry.identifier.starts(with: prefix) {
-                    guard case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName) else { continue }
+                    guard case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName), !self.marks.expired(header)
+                    else { continue }
                     let metadata = header.metadata
                     guard IdentifierOrder.matches(metadata, prefix: prefix, contentTypePrefix: query.contentTypePrefix),
                         IdentifierOrder.isAfter(metadata, cursor: cursor)
@@ -165,7 +169,7 @@ final class Listing: Sendable {
                 var count = 0
                 var bytes: Int64 = 0
                 for entry in try BucketFolder.entries(of: folder) where !entry.identifier.lexicographicallyPrecedes(from) {
-                    if case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName) {
+                    if case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName), !self.marks.expired(header) {
                         count += 1
                         bytes += header.size
                     }

@@ -29,8 +29,11 @@ final class CachedReads: Sendable {
     /// Cleared for good when this kernel, filesystem or file owner refuses cache-only reads, so reads
     /// stop trying them.
     let works = AtomicFlag(true)
+    /// Cache mode: an expired version is left to the queue (which answers not found); reads mark recency.
+    private let marks: ReadMarks
 
-    init(paths: StorePaths, store: String, map: Locked<BucketMap>) {
+    init(paths: StorePaths, store: String, map: Locked<BucketMap>, marks: ReadMarks) {
+        self.marks = marks
         self.paths = paths
         self.store = store
         self.map = map
@@ -71,10 +74,11 @@ final class CachedReads: Sendable {
             return nil
         }
         let decoded = Result { () throws(BlobHeader.DecodeError) in try BlobHeader.decode(UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
-        guard case .success(let header) = decoded, header.identifier == identifier else {
+        guard case .success(let header) = decoded, header.identifier == identifier, !marks.expired(header) else {
             try? fd.close()
             return nil
         }
+        marks.read(identifier)
         return OpenedBlob(
             descriptor: fd, header: header, path: path, store: store, firstBytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]),
             reachedEnd: count < buffer.count)

@@ -41,4 +41,10 @@ enum ExistingBlob {
     case present(BlobHeader)
     /// A file is there but its header does not decode; it is replaced or removed like a blob.
     case damaged
+
+    /// `.absent` for a version expired at `now` (ns since 1970): conditions and `created` treat it as gone.
+    func unexpired(atNanoseconds now: @autoclosure () -> Int64) -> ExistingBlob {
+        if case .present(let header) = self, header.isExpired(atNanoseconds: now()) { return .absent }
+        return self
+    }
 }

@@ -16,8 +16,11 @@ final class ReadPath: Sendable {
     /// Set for a read-only engine only.
     let follower: ManifestFollower?
     private let hooks: StoreTestHooks
+    /// Cache mode: expired versions are not found; reads mark recency.
+    let marks: ReadMarks
 
-    init(queue: DispatchQueue, index: BucketIndex, reader: BlobReader, follower: ManifestFollower?, hooks: StoreTestHooks) {
+    init(queue: DispatchQueue, index: BucketIndex, reader: BlobReader, follower: ManifestFollower?, hooks: StoreTestHooks, marks: ReadMarks) {
+        self.marks = marks
         self.queue = queue
         self.index = index
         self.reader = reader
@@ -42,7 +45,9 @@ final class ReadPath: Sendable {
 
     /// Opens the current version of `identifier`, or throws `notFound`. On the queue.
     func openCurrent(_ identifier: String, readLength: Int = BlobReader.initialReadLength) throws -> OpenedBlob {
-        guard let blob = try reader.open(at: index.path(of: identifier), identifier: identifier, readLength: readLength) else {
+        guard let opened = try reader.open(at: index.path(of: identifier), identifier: identifier, readLength: readLength),
+            let blob = marks.served(opened)
+        else {
             throw BlobStoreError.notFound(store: reader.store, identifier: identifier)
         }
         return blob
@@ -54,7 +59,7 @@ final class ReadPath: Sendable {
         do {
             return try openCurrent(identifier, readLength: readLength)
         } catch BlobStoreError.notFound where follower != nil {}
-        if let blob = try follower?.lookAgain(for: identifier, readLength: readLength) { return blob }
+        if let opened = try follower?.lookAgain(for: identifier, readLength: readLength), let blob = marks.served(opened) { return blob }
         throw BlobStoreError.notFound(store: reader.store, identifier: identifier)
     }
 

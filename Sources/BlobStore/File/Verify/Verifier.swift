@@ -31,11 +31,11 @@ struct Verifier: Sendable {
     }
 
     /// The entries of the store folder and of `b/` that are not part of the layout: anything in the
-    /// store folder but `.lock`, `manifest`, `b`, `tmp`, `trash` and `quarantine`, and anything in
+    /// store folder but `.lock`, `manifest`, `policy`, `b`, `tmp`, `trash` and `quarantine`, and anything in
     /// `b/` but the folders of the manifest's buckets. On the queue.
     func strayEntries() throws -> [VerificationReport.Finding] {
         var found: [VerificationReport.Finding] = []
-        let layout: [String: DirectoryEntry.Kind] = [".lock": .regular, "manifest": .regular, "b": .directory, "tmp": .directory, "trash": .directory, "quarantine": .directory]
+        let layout: [String: DirectoryEntry.Kind] = [".lock": .regular, "manifest": .regular, PolicyFile.fileName: .regular, "b": .directory, "tmp": .directory, "trash": .directory, "quarantine": .directory]
         let top = try io("list folder", paths.store) { try DirectoryStream.entries(of: paths.store) }
         for var entry in top.sorted(by: { $0.name < $1.name }) {
             entry.kind = Verifier.kind(of: paths.store + "/" + entry.name, listed: entry.kind)

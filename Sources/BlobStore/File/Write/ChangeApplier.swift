@@ -41,11 +41,16 @@ final class ChangeApplier: Sendable {
     private let index: BucketIndex
     private let totals: StoreTotals
     private let hooks: StoreTestHooks
+    /// Cache mode: what its barriers keep up to date, and the time expiry is judged by.
+    private let catalog: CacheCatalog
+    private let clock: StoreClock
 
     init(
         store: String, paths: StorePaths, queue: DispatchQueue, reclaimQueue: DispatchQueue, index: BucketIndex, totals: StoreTotals,
-        hooks: StoreTestHooks
+        hooks: StoreTestHooks, catalog: CacheCatalog, clock: StoreClock
     ) {
+        self.catalog = catalog
+        self.clock = clock
         self.store = store
         self.paths = paths
         self.queue = queue
@@ -130,6 +135,9 @@ final class ChangeApplier: Sendable {
                 case .remove(let identifier, _, _):
                     touched.insert(identifier)
                     return nil
+                case .drop(let victim, _):
+                    touched.insert(victim.identifier)
+                    return nil
                 case .put(let put):
                     guard !everything, touched.insert(put.identifier).inserted else { return nil }
                     // A lookup that fails is left to the barrier, which looks again and reports the error.
@@ -139,7 +147,7 @@ final class ChangeApplier: Sendable {
         }
         for position in batch.indices {
             guard case .put(var put) = batch[position], case .present(let old)? = replaced[position], old.identifier == put.identifier,
-                old.createdNanoseconds != put.header.createdNanoseconds
+                old.createdNanoseconds != put.header.createdNanoseconds, !old.isExpired(atNanoseconds: clock.nowNanoseconds())
             else { continue }
             put.header.createdNanoseconds = old.createdNanoseconds
             do {
@@ -169,7 +177,8 @@ final class ChangeApplier: Sendable {
             }
         case .remove(let identifier, let condition, _):
             let (folder, path, _) = index.location(of: identifier)
-            let existing = try storedVersion(at: path)
+            // An expired blob is absent to a remove: the sweep removes its file, as `.expired`.
+            let existing = try storedVersion(at: path).unexpired(atNanoseconds: clock.nowNanoseconds())
             if case .present(let header) = existing, header.identifier != identifier {
                 // A different identifier owns this hashed name: ours is absent.
                 try condition.check(against: .absent, store: store, identifier: identifier)
@@ -181,6 +190,7 @@ final class ChangeApplier: Sendable {
             touched.insert(folder)
             if case .present(let header) = existing { totals.adjust(count: -1, bytes: -header.size) }
             index.adjustCount(bucketAt: index.location(of: identifier).bucketIndex, by: -1)
+            catalog.removed(identifier)
             return .removed(identifier: identifier, existed: true)
         case .removeAll:
             let trash = paths.trash + "/" + StorePaths.uniqueName("all-")
@@ -195,8 +205,31 @@ final class ChangeApplier: Sendable {
             try io("sync folder", paths.buckets) { try FileSystem.syncDirectory(paths.buckets) }
             try index.reset()
             totals.set(StoreStatistics(count: 0, bytes: 0))
+            catalog.clear()
             return .removedAll
+        case .drop(let victim, let reason):
+            return try drop(victim, reason: reason, touched: &touched)
         }
+    }
+
+    /// Removes `victim` for cache mode if it is still the stored version (and still expired, for an
+    /// expiry): the same unlink, counts and catalog update as a remove, in the same barrier kind.
+    private func drop(_ victim: CacheVictim, reason: BlobChange.Reason, touched: inout Set<String>) throws -> MutationOutcome {
+        let (folder, path, bucketIndex) = index.location(of: victim.identifier)
+        guard case .present(let header) = try storedVersion(at: path), header.identifier == victim.identifier,
+            header.checksum == victim.checksum, header.modifiedNanoseconds == victim.modifiedNanoseconds,
+            reason != .expired || header.isExpired(atNanoseconds: clock.nowNanoseconds())
+        else {
+            // Gone or damaged behind the catalog's back (a repair moved it aside): forget that version.
+            catalog.forget(victim)
+            return .dropped(identifier: victim.identifier, reason: nil)
+        }
+        try io("remove", path) { try FileSystem.unlink(path) }
+        touched.insert(folder)
+        totals.adjust(count: -1, bytes: -header.size)
+        index.adjustCount(bucketAt: bucketIndex, by: -1)
+        catalog.removed(victim.identifier)
+        return .dropped(identifier: victim.identifier, reason: reason)
     }
 
     /// What is stored at `path`, for a commit (counted in ``StoreTestHooks/commitLookups``).
@@ -215,10 +248,12 @@ final class ChangeApplier: Sendable {
                 path: path, reason: "identifier '\(BlobStoreError.abbreviated(put.identifier))' collides with '\(BlobStoreError.abbreviated(header.identifier))' on its hashed file name")
         }
         if case .damaged = existing { existing = .absent }
-        try put.condition.check(against: existing, store: store, identifier: put.identifier)
+        // An expired version is absent to the condition and to `created`, but its file and counts are replaced.
+        let current = existing.unexpired(atNanoseconds: clock.nowNanoseconds())
+        try put.condition.check(against: current, store: store, identifier: put.identifier)
         var header = put.header
         let created: Int64
-        if case .present(let old) = existing { created = old.createdNanoseconds } else { created = header.modifiedNanoseconds }
+        if case .present(let old) = current { created = old.createdNanoseconds } else { created = header.modifiedNanoseconds }
         if created != header.createdNanoseconds {
             // Only for a put that ``settleCreated(_:)`` left to the barrier (an earlier mutation of its
             // batch touched the same blob): correct `created` in the temp file now.
@@ -235,6 +270,7 @@ final class ChangeApplier: Sendable {
         } else {
             try added(put.identifier, bucketAt: bucketIndex, size: header.size, touched: &touched)
         }
+        catalog.stored(header)
         return header.metadata
     }
 

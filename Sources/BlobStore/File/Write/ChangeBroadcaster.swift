@@ -38,13 +38,14 @@ final class ChangeBroadcaster: Sendable {
 
     /// Numbers and delivers `kinds`, in order. Callers publish from one serial context (the
     /// committer), before acknowledging the changes.
-    func publish(_ kinds: [BlobChange.Kind]) {
+    /// Each change carries its reason (a cache-mode removal's ``BlobChange/Reason``).
+    func publish(_ kinds: [(BlobChange.Kind, BlobChange.Reason)]) {
         guard !kinds.isEmpty else { return }
         let now = Date()
         let (changes, observers) = state.withLock { state in
             var changes: [BlobChange] = []
-            for kind in kinds {
-                let change = BlobChange(sequence: state.nextSequence, store: store, kind: kind, date: now)
+            for (kind, reason) in kinds {
+                let change = BlobChange(sequence: state.nextSequence, store: store, kind: kind, date: now, reason: reason)
                 state.nextSequence += 1
                 for continuation in state.subscribers.values { continuation.yield(change) }
                 changes.append(change)

@@ -137,13 +137,14 @@ final class GroupCommit: Sendable {
     /// Publishes a committed batch's changes and completes its mutations; a durable one that
     /// succeeded fails after all if its folder sync failed.
     private func acknowledge(_ batch: CommittedBatch, syncFailure: (any Error)?) {
-        var changes: [BlobChange.Kind] = []
+        var changes: [(BlobChange.Kind, BlobChange.Reason)] = []
         for result in batch.results {
             switch result {
-            case .success(.stored(let metadata)): changes.append(.put(metadata))
-            case .success(.removed(let identifier, true)): changes.append(.removed(identifier: identifier))
-            case .success(.removedAll): changes.append(.removedAll)
-            case .success(.removed(_, false)), .failure: break
+            case .success(.stored(let metadata)): changes.append((.put(metadata), .requested))
+            case .success(.removed(let identifier, true)): changes.append((.removed(identifier: identifier), .requested))
+            case .success(.removedAll): changes.append((.removedAll, .requested))
+            case .success(.dropped(let identifier, let reason?)): changes.append((.removed(identifier: identifier), reason))
+            case .success(.removed(_, false)), .success(.dropped(_, nil)), .failure: break
             }
         }
         broadcaster.publish(changes)

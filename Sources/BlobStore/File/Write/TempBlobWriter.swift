@@ -24,7 +24,10 @@ final class TempBlobWriter: @unchecked Sendable {
     private let image = ImageValidator()
     /// The temp file's path (see ``TempFile/path``).
     let tempPath: String
-    private let modified = Date().nanosecondsSince1970
+    /// The version's time, by the store's clock (``StoreClock``).
+    private let modified: Int64
+    /// When the version expires (``BlobExpiry``, settled from the store's policy now), or `nil`.
+    private let expires: Int64?
 
     /// Checks a write condition early (a conditional put that cannot succeed fails before its content
     /// is written; the commit checks again atomically). Blocking: call off the concurrency pool.
@@ -39,9 +42,12 @@ final class TempBlobWriter: @unchecked Sendable {
         self.options = options
         self.durable = durable
         self.maximumSize = maximumSize
+        modified = core.cache.clock.nowNanoseconds()
+        expires = try core.cache.expiry(of: options.expiry, from: modified)
         tempPath = core.paths.temp + "/" + StorePaths.uniqueName("put-")
         if options.condition != .none {
-            let existing = try core.queue.sync { try BlobReader.existing(at: core.index.location(of: identifier).path) }
+            let now = modified
+            let existing = try core.queue.sync { try BlobReader.existing(at: core.index.location(of: identifier).path) }.unexpired(atNanoseconds: now)
             try options.condition.check(against: existing, store: core.name, identifier: identifier)
         }
     }
@@ -146,7 +152,7 @@ final class TempBlobWriter: @unchecked Sendable {
         let type = options.validation == .record ? (options.contentType ?? "application/json") : contentType
         return BlobHeader(
             identifier: identifier, size: 0, checksum: 0, createdNanoseconds: modified, modifiedNanoseconds: modified,
-            contentType: type, userMetadata: options.userMetadata, image: image)
+            contentType: type, userMetadata: options.userMetadata, image: image, expiresNanoseconds: expires)
     }
 
     /// The content has outgrown memory: fix the header layout from the first bytes and start the file.

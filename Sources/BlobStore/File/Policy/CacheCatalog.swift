@@ -1,0 +1,248 @@
+internal import BlobSystem
+
+/// A blob that eviction or the expiry sweep picked: which version, so that the barrier that
+/// removes it can tell that no put replaced it meanwhile.
+struct CacheVictim: Sendable, Hashable {
+    var identifier: String
+    var checksum: UInt64
+    var modifiedNanoseconds: Int64
+}
+
+/// What cache mode knows of every blob of a store, in memory: size, version and expiry, in a ring
+/// that eviction's CLOCK hand walks (recency is in ``RecencyBits``). Built by a scan when cache
+/// mode starts (``CacheKeeper``), then kept by the barriers that commit changes (``ChangeApplier``),
+/// so its count and bytes are the store's once the scan is done.
+///
+/// Owned by the store's engine; its own mutex guards everything. Updated inside commit barriers and
+/// by the scan's read items (which barriers exclude), read by the eviction queue.
+final class CacheCatalog: Sendable {
+    private struct Slot {
+        var identifier: String
+        var size: Int64
+        var checksum: UInt64
+        var modified: Int64
+        var expires: Int64?
+        var recencySlot: Int
+    }
+
+    private struct State {
+        /// Whether barriers keep the catalog (cache mode started).
+        var active = false
+        /// Whether the scan has finished: only then are `count` and `bytes` the store's.
+        var ready = false
+        var slots: [Slot?] = []
+        var position: [String: Int] = [:]
+        var free: Set<Int> = []
+        var hand = 0
+        var count = 0
+        var bytes: Int64 = 0
+        /// The blobs that have an expiry, and when.
+        var expiring: [String: Int64] = [:]
+        /// Called (outside the mutex) after a change that leaves the store over `limits`.
+        var limits: (bytes: Int64?, count: Int?) = (nil, nil)
+        /// The most blobs and bytes held at once since the scan finished.
+        var peakCount = 0
+        var peakBytes: Int64 = 0
+    }
+
+    private let state = Locked(State())
+    /// ``State/active``, readable without the mutex: a store not in cache mode pays one atomic load per commit.
+    private let activeFlag = AtomicFlag(false)
+    /// Called when a change leaves the store over its limits (the eviction queue's kick).
+    private let overLimit = Locked<(@Sendable () -> Void)?>(nil)
+
+    /// Sets what to call when a change leaves the store over its limits.
+    func onOverLimit(_ action: @escaping @Sendable () -> Void) { overLimit.withLock { $0 = action } }
+
+    /// Starts keeping the catalog from the next barrier on (the scan then fills in what is stored);
+    /// `false` when it was kept already.
+    func activate() -> Bool {
+        state.withLock { state in
+            defer {
+                state.active = true
+                activeFlag.store(true, ordering: .relaxed)
+            }
+            return !state.active
+        }
+    }
+
+    /// Whether barriers keep it.
+    var isActive: Bool { state.withLock { $0.active } }
+
+    /// The scan has seen every bucket: count and bytes are now the store's.
+    func markReady() {
+        state.withLock { state in
+            state.ready = true
+            state.peakCount = state.count
+            state.peakBytes = state.bytes
+        }
+    }
+
+    /// The most blobs and bytes held at once since the scan finished.
+    var peak: (count: Int, bytes: Int64) { state.withLock { ($0.peakCount, $0.peakBytes) } }
+
+    /// Count and bytes, when known (``markReady()``).
+    var usage: (count: Int, bytes: Int64)? {
+        state.withLock { $0.ready ? ($0.count, $0.bytes) : nil }
+    }
+
+    /// The limits that ``onOverLimit(_:)`` watches.
+    func setLimits(bytes: Int64?, count: Int?) { state.withLock { $0.limits = (bytes, count) } }
+
+    /// A version now stored (a commit, or the scan finding it); replaces what it knew of the identifier.
+    func stored(_ header: BlobHeader) {
+        guard activeFlag.load(ordering: .relaxed) else { return }
+        let over = state.withLock { state -> Bool in
+            guard state.active else { return false }
+            let slot = Slot(
+                identifier: header.identifier, size: header.size, checksum: header.checksum, modified: header.modifiedNanoseconds,
+                expires: header.expiresNanoseconds, recencySlot: RecencyBits.slot(of: header.identifier))
+            if let at = state.position[header.identifier] {
+                state.bytes += header.size - state.slots[at]!.size
+                state.slots[at] = slot
+            } else {
+                var at: Int
+                if let reused = state.free.popFirst() {
+                    at = reused
+                    state.slots[at] = slot
+                } else {
+                    at = state.slots.count
+                    state.slots.append(slot)
+                }
+                // A new blob goes just behind the hand, the last place it reaches: swapped with the
+                // slot at the hand (which stays ahead of it) when it landed ahead.
+                if state.hand >= state.slots.count { state.hand = 0 }
+                if at > state.hand {
+                    let displaced = state.slots[state.hand]
+                    state.slots[state.hand] = slot
+                    state.slots[at] = displaced
+                    if let displaced {
+                        state.position[displaced.identifier] = at
+                    } else {
+                        state.free.remove(state.hand)
+                        state.free.insert(at)
+                    }
+                    at = state.hand
+                }
+                if at == state.hand { state.hand += 1 }
+                state.position[header.identifier] = at
+                state.count += 1
+                state.bytes += header.size
+            }
+            state.expiring[header.identifier] = header.expiresNanoseconds
+            if state.ready {
+                state.peakCount = max(state.peakCount, state.count)
+                state.peakBytes = max(state.peakBytes, state.bytes)
+            }
+            return Self.over(state)
+        }
+        if over { overLimit.withLock { $0 }?() }
+    }
+
+    /// A blob removed (by any reason).
+    func removed(_ identifier: String) {
+        state.withLock { state in
+            guard state.active, let at = state.position.removeValue(forKey: identifier) else { return }
+            state.count -= 1
+            state.bytes -= state.slots[at]!.size
+            state.slots[at] = nil
+            state.free.insert(at)
+            state.expiring[identifier] = nil
+        }
+    }
+
+    /// Forgets `victim`'s version if the catalog still holds exactly it (a drop found it no longer
+    /// stored; a newer version the catalog learnt meanwhile stays).
+    func forget(_ victim: CacheVictim) {
+        let current = state.withLock { state -> Bool in
+            guard let at = state.position[victim.identifier], let slot = state.slots[at] else { return false }
+            return slot.checksum == victim.checksum && slot.modified == victim.modifiedNanoseconds
+        }
+        if current { removed(victim.identifier) }
+    }
+
+    /// Every blob removed.
+    func clear() {
+        state.withLock { state in
+            guard state.active else { return }
+            state.slots = []
+            state.position = [:]
+            state.free = []
+            state.hand = 0
+            state.count = 0
+            state.bytes = 0
+            state.expiring = [:]
+        }
+    }
+
+    private static func over(_ state: State) -> Bool {
+        guard state.ready else { return false }
+        if let bytes = state.limits.bytes, state.bytes > bytes { return true }
+        if let count = state.limits.count, state.count > count { return true }
+        return false
+    }
+
+    /// Whether the store is over its limits (known only once ready).
+    var isOverLimits: Bool { state.withLock { Self.over($0) } }
+
+    /// CLOCK: the blobs to evict to bring the store down to `bytes` and `count`, at most `maximum`.
+    /// The hand passes over a blob whose recency bit is set (clearing it: its second chance) and
+    /// picks the first whose bit is clear; blobs already expired are picked first by the sweep, not here.
+    func victims(downTo limits: (bytes: Int64?, count: Int?), recency: RecencyBits, maximum: Int) -> [CacheVictim] {
+        state.withLock { state in
+            guard state.ready, !state.slots.isEmpty else { return [] }
+            var bytes = state.bytes
+            var count = state.count
+            var picked: [CacheVictim] = []
+            var passes = 0
+            // Two full turns at most: after the first every bit the hand met is clear.
+            let budget = state.slots.count * 2 + 1
+            func overLimits() -> Bool {
+                if let limit = limits.bytes, bytes > limit { return true }
+                if let limit = limits.count, count > limit { return true }
+                return false
+            }
+            while overLimits(), picked.count < maximum, passes < budget {
+                passes += 1
+                state.hand = state.hand >= state.slots.count ? 0 : state.hand
+                defer { state.hand += 1 }
+                guard let slot = state.slots[state.hand] else { continue }
+                if recency.takeMark(slot.recencySlot) { continue }
+                picked.append(CacheVictim(identifier: slot.identifier, checksum: slot.checksum, modifiedNanoseconds: slot.modified))
+                bytes -= slot.size
+                count -= 1
+            }
+            return picked
+        }
+    }
+
+    /// Up to `maximum` blobs expired at `now` (ns since 1970).
+    func expired(at now: Int64, maximum: Int) -> [CacheVictim] {
+        state.withLock { state in
+            var found: [CacheVictim] = []
+            for (identifier, expires) in state.expiring where expires <= now {
+                guard let at = state.position[identifier], let slot = state.slots[at] else { continue }
+                found.append(CacheVictim(identifier: identifier, checksum: slot.checksum, modifiedNanoseconds: slot.modified))
+                if found.count == maximum { break }
+            }
+            return found
+        }
+    }
+
+    /// Count and bytes of the blobs expired at `now` but not removed yet (statistics leave them out).
+    func expiredUsage(at now: Int64) -> (count: Int, bytes: Int64) {
+        state.withLock { state in
+            var count = 0
+            var bytes: Int64 = 0
+            for (identifier, expires) in state.expiring where expires <= now {
+                guard let at = state.position[identifier], let slot = state.slots[at] else { continue }
+                count += 1
+                bytes += slot.size
+            }
+            return (count, bytes)
+        }
+    }
+
+    /// Whether some blob has an expiry at all (the sweep's timer has work).
+    var hasExpiring: Bool { state.withLock { !$0.expiring.isEmpty } }
+}
