@@ -20,7 +20,8 @@ import Testing
         #expect(Route(decodedPath: Array("/v1/stores/s/blobs".utf8)) == .blobs(store: "s"))
         #expect(Route(decodedPath: Array("/v1/stores/s/verify".utf8)) == .verify(store: "s"))
         #expect(Route(decodedPath: Array("/v1/stores/s/blobs/a/b/c".utf8)) == .blob(store: "s", identifier: "a/b/c"))
-        #expect(Route(decodedPath: Array("/v1/stores/s".utf8)) == nil)
+        #expect(Route(decodedPath: Array("/v1/stores/s".utf8)) == .store(store: "s"))
+        #expect(Route(decodedPath: Array("/v1/stores/s/".utf8)) == nil)
         #expect(Route(decodedPath: Array("/v1/other".utf8)) == nil)
     }
 
