@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func unknownPathsAreNotFound() {
-        for path in ["/", "/v1", "/v1/store", "/v1/stores/s", "/v1/stores/s/blob", "/v1/stores/s/verify/x", "/v2/health"] {
+        for path in ["/", "/v1", "/v1/store", "/v1/stores/s/", "/v1/stores/s/blob", "/v1/stores/s/verify/x", "/v2/health"] {
             #expect(failure(path) == .unknownPath, "\(path)")
         }
         #expect(RouteError.unknownPath.code == .notFound && RouteError.unknownPath.message(path: "/v2") == "no such resource: /v2")
