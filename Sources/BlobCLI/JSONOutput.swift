@@ -149,6 +149,9 @@ package enum JSONOutput {
             members += [("kind", .string("put")), ("identifier", .string(metadata.identifier)), ("blob", JSONOutput.metadata(metadata, store: change.store))]
         case .removed(let identifier):
             members += [("kind", .string("removed")), ("identifier", .string(identifier))]
+            // Why, for a removal by the store's policy (cache mode); absent for one that was asked for.
+            if change.reason == .expired { members.append(("reason", .string("expired"))) }
+            if change.reason == .evicted { members.append(("reason", .string("evicted"))) }
         case .removedAll:
             members += [("kind", .string("removedAll"))]
         }

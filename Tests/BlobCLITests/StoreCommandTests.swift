@@ -65,6 +65,31 @@ struct StoreUnitTests {
         #expect(plain.options.expiry == .storeDefault)
     }
 
+    @Test func expiryIsShownByStatLsAndWatch() throws {
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        var metadata = BlobMetadata(
+            identifier: "a", size: 5, contentType: "text/plain", etag: ETag("0123456789abcdef")!, created: date, modified: date)
+        let plain = LsCommand.table([metadata], header: true, utcOffset: 0)
+        #expect(!plain.contains("EXPIRES") && !Formatting.metadataBlock(metadata, store: "s", utcOffset: 0).contains("Expires:"))
+        metadata.expires = date.addingTimeInterval(3600)
+        #expect(Formatting.metadataBlock(metadata, store: "s", utcOffset: 0).contains("Expires:       2023-11-14 23:13:20"))
+        #expect(JSONOutput.metadata(metadata, store: "s").serialized().hasSuffix(#","metadata":{},"expires":"2023-11-14T23:13:20.000Z"}"#))
+        var other = metadata
+        other.identifier = "b"
+        other.expires = nil
+        #expect(LsCommand.table([metadata, other], header: true, utcOffset: 0) == """
+                  SIZE  MODIFIED             TYPE                      EXPIRES              IDENTIFIER
+                   5 B  2023-11-14 22:13:20  text/plain                2023-11-14 23:13:20  a
+                   5 B  2023-11-14 22:13:20  text/plain                -                    b
+            """)
+        let expired = BlobChange(sequence: 14, store: "s", kind: .removed(identifier: "a"), date: date, reason: .expired)
+        let evicted = BlobChange(sequence: 15, store: "s", kind: .removed(identifier: "b"), date: date, reason: .evicted)
+        #expect(WatchCommand.line(expired, utcOffset: 0).hasPrefix("2023-11-14 22:13:20  #14       expired    "))
+        #expect(WatchCommand.line(evicted, utcOffset: 0).hasPrefix("2023-11-14 22:13:20  #15       evicted    "))
+        #expect(JSONOutput.change(expired).serialized().hasSuffix(#""kind":"removed","identifier":"a","reason":"expired"}"#))
+        #expect(JSONOutput.change(evicted).serialized().hasSuffix(#""kind":"removed","identifier":"b","reason":"evicted"}"#))
+    }
+
     @Test func aStoreIsCreatedWithItsPolicyOnAFolder() async throws {
         let folder = TempFolder()
         let created = await runInProcess(["--root", folder.path, "store", "create", "photos", "--max-size", "2G", "--max-count", "100", "--ttl", "7d"])

@@ -37,7 +37,7 @@ import Testing
             routes.append(route)
         }
         #expect(routes == [
-            .health, .events, .metrics, .stores, .verify(store: "photos"), .blobs(store: "photos"),
+            .health, .events, .metrics, .stores, .store(store: "photos"), .verify(store: "photos"), .blobs(store: "photos"),
             .blob(store: "photos", identifier: "2024/cat.jpg"),
         ])
         let paths = ProtocolDocument.section("## Paths and names").joined(separator: "\n")
