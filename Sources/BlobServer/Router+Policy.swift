@@ -52,12 +52,36 @@ extension Router {
     /// The expiry a PUT's `Blob-Expires` and `Cache-Control` ask for (``BlobExpiry/storeDefault``
     /// when they say nothing); `400 bad_request` naming the field when they cannot be understood.
     static func expiry(_ head: HTTPRequestHead) throws -> BlobExpiry {
-        let blobExpires = head.headers.first(name: HeaderName.expires.rawValue)
-        let cacheControl = head.headers.contains(.cacheControl) ? head.headers.values(.cacheControl).joined(separator: ", ") : nil
+        // One pass over the fields without making Strings of their names: this runs on every PUT,
+        // and nearly every PUT has neither field.
+        var blobExpires: String?
+        var cacheControl: String?
+        let headers = head.headers
+        for index in headers.indices {
+            if headers.knownName(at: index) == .cacheControl {
+                let value = headers.value(at: index)
+                cacheControl = cacheControl.map { "\($0), \(value)" } ?? value
+            } else if blobExpires == nil, Router.isBlobExpires(headers.nameBytes(at: index)) {
+                blobExpires = headers.value(at: index)
+            }
+        }
         guard blobExpires != nil || cacheControl != nil else { return .storeDefault }
         do { return try ExpiryHeaders.expiry(blobExpires: blobExpires, cacheControl: cacheControl) } catch {
             throw APIError(.badRequest, error.description)
         }
+    }
+
+    /// Whether a field name is `Blob-Expires`, in any case.
+    private static func isBlobExpires(_ name: ArraySlice<UInt8>) -> Bool {
+        let expected: StaticString = "blob-expires"
+        guard name.count == expected.utf8CodeUnitCount else { return false }
+        var position = 0
+        for byte in name {
+            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if lowered != expected.utf8Start[position] { return false }
+            position += 1
+        }
+        return true
     }
 
     /// The `/metrics` lines of cache mode: expiries and evictions per store since the daemon

@@ -3,7 +3,8 @@ import Testing
 
 /// Cache mode end to end over HTTP: expiry and eviction as blobd serves them. These need the policy
 /// engine (expiry and eviction in the stores) and fail before it is merged.
-@Suite(.serialized, .enabled(if: BlobdBinary.url != nil, "blobd binary not found in .build/debug; run `swift build` first"))
+@Suite(
+    .serialized, .timeLimit(.minutes(2)), .enabled(if: BlobdBinary.url != nil, "blobd binary not found in .build/debug; run `swift build` first"))
 struct CacheModeWireTests {
     private let events = EventsAndMetricsTests()
 
@@ -30,7 +31,8 @@ struct CacheModeWireTests {
     }
 
     @Test func anExpiredBlobIsNotServedAndItsRemovalIsAnExpiredEvent() throws {
-        let daemon = try DaemonProcess()
+        // No heartbeats: a missing event ends the read (20 s) instead of waiting for ever.
+        let daemon = try DaemonProcess(extraArguments: ["--heartbeat", "3600"])
         let client = try daemon.connect()
         let stream = try events.openStream(daemon, query: "?store=s")
         #expect(try client.request("PUT", "/v1/stores/s/blobs/a", headers: ["Cache-Control": "max-age=1"], body: Array("x".utf8)).status == 201)
@@ -46,7 +48,7 @@ struct CacheModeWireTests {
     }
 
     @Test func evictionsAreEvictedEventsAndCountedInTheMetrics() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(extraArguments: ["--heartbeat", "3600"])
         let client = try daemon.connect()
         #expect(try client.request("PUT", "/v1/stores/s", body: Array(#"{"maxCount":2}"#.utf8)).status == 201)
         let stream = try events.openStream(daemon, query: "?store=s")
