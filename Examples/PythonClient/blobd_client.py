@@ -27,13 +27,15 @@ from urllib.parse import quote
 
 __all__ = [
     "BlobdClient", "UnixHTTPConnection", "default_socket_path", "blob_path", "store_path",
-    "Metadata", "ImageInfo", "Page", "StoreInfo", "VerifyProblem", "VerifyReport", "Blob",
-    "Event", "PutEvent", "RemovedEvent", "RemovedAllEvent", "GapEvent", "EventStream",
+    "Metadata", "ImageInfo", "Page", "StoreInfo", "StorePolicy", "StoreStatus", "VerifyProblem",
+    "VerifyReport", "Blob", "Event", "PutEvent", "RemovedEvent", "ExpiredEvent", "EvictedEvent",
+    "RemovedAllEvent", "GapEvent", "EventStream",
     "SSEParser", "JSONObject", "parse_metrics",
     "BlobdError", "BadRequest", "InvalidIdentifier", "InvalidStoreName", "InvalidMetadata",
     "InvalidQuery", "Forbidden", "NotFound", "MethodNotAllowed", "PreconditionFailed", "TooLarge",
     "NotAnImage", "RangeNotSatisfiable", "InvalidRecord", "ServerIOError", "Corrupt",
-    "UnsupportedFormat", "InternalError", "StoreLocked", "InsufficientStorage", "ProtocolViolation",
+    "UnsupportedFormat", "InternalError", "StoreLocked", "InsufficientStorage", "InvalidPolicy",
+    "ProtocolViolation",
 ]
 
 #: Bodies at least this large (or of unknown size) are sent with ``Expect: 100-continue``, so a
@@ -85,6 +87,14 @@ def _query(params: Mapping[str, Optional[Union[str, int]]]) -> str:
 # Data types
 # --------------------------------------------------------------------------------------------
 
+def _rfc3339(date: datetime) -> str:
+    """``date`` in UTC with milliseconds, as blobd writes dates (a naive datetime is UTC)."""
+    if date.tzinfo is None:
+        date = date.replace(tzinfo=timezone.utc)
+    utc = date.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
 def _parse_rfc3339(text: str) -> datetime:
     # `2026-11-22T22:28:28.076Z`; strptime's %z takes `Z` from Python 3.7 on.
     fmt = "%Y-%m-%dT%H:%M:%S.%f%z" if "." in text else "%Y-%m-%dT%H:%M:%S%z"
@@ -110,6 +120,7 @@ class Metadata:
     modified: datetime
     metadata: Dict[str, str] = field(default_factory=dict)
     image: Optional[ImageInfo] = None
+    expires: Optional[datetime] = None
 
     @classmethod
     def from_json(cls, obj: JSONObject) -> "Metadata":
@@ -125,6 +136,7 @@ class Metadata:
             metadata={str(k): str(v) for k, v in dict(obj.get("metadata") or {}).items()},
             image=ImageInfo(str(image["format"]), int(image["width"]), int(image["height"]))
             if isinstance(image, dict) else None,
+            expires=_parse_rfc3339(str(obj["expires"])) if obj.get("expires") is not None else None,
         )
 
     @classmethod
@@ -149,6 +161,7 @@ class Metadata:
             modified=parsedate_to_datetime(headers["Last-Modified"]).astimezone(timezone.utc),
             metadata=dict(sorted(meta.items())),
             image=image,
+            expires=_parse_rfc3339(headers["Blob-Expires"]) if headers.get("Blob-Expires") else None,
         )
 
 
@@ -186,6 +199,39 @@ class StoreInfo:
     bytes: Optional[int]
     open: Optional[bool] = None
     held_by: Optional[str] = None
+    policy: Optional["StorePolicy"] = None
+
+
+@dataclass(frozen=True)
+class StorePolicy:
+    """A store's cache policy (``maxBytes``, ``maxCount``, ``defaultTTL`` in seconds); None: no
+    limit."""
+    max_bytes: Optional[int] = None
+    max_count: Optional[int] = None
+    default_ttl: Optional[float] = None
+
+    @classmethod
+    def from_json(cls, obj: JSONObject) -> "StorePolicy":
+        """Builds it from the protocol's policy object."""
+        ttl = obj.get("defaultTTL")
+        return cls(int(obj["maxBytes"]) if obj.get("maxBytes") is not None else None,
+                   int(obj["maxCount"]) if obj.get("maxCount") is not None else None,
+                   float(ttl) if ttl is not None else None)
+
+
+@dataclass(frozen=True)
+class StoreStatus:
+    """``GET /v1/stores/{store}``: a store's usage and policy."""
+    name: str
+    count: int
+    bytes: int
+    policy: StorePolicy
+
+    @classmethod
+    def from_json(cls, obj: JSONObject) -> "StoreStatus":
+        """Builds it from the protocol's store object."""
+        return cls(str(obj["name"]), int(obj["count"]), int(obj["bytes"]),
+                   StorePolicy.from_json(obj["policy"]))
 
 
 @dataclass(frozen=True)
@@ -243,6 +289,16 @@ class RemovedEvent(Event):
 
 
 @dataclass(frozen=True)
+class ExpiredEvent(RemovedEvent):
+    """``event: expired``: the blob reached its expiry and the store removed it."""
+
+
+@dataclass(frozen=True)
+class EvictedEvent(RemovedEvent):
+    """``event: evicted``: the store evicted the blob to stay within its limits."""
+
+
+@dataclass(frozen=True)
 class RemovedAllEvent(Event):
     """``event: removed-all``."""
     store: str = ""
@@ -268,9 +324,10 @@ def _typed_event(id_: Optional[int], name: str, data: str) -> Event:
     if name == "put":
         return PutEvent(id_, name, data, store=obj.get("store", ""),
                         blob=Metadata.from_json(obj["blob"]), date=date)
-    if name == "removed":
-        return RemovedEvent(id_, name, data, store=obj.get("store", ""),
-                            identifier=obj.get("identifier", ""), date=date)
+    if name in ("removed", "expired", "evicted"):
+        kind = {"removed": RemovedEvent, "expired": ExpiredEvent, "evicted": EvictedEvent}[name]
+        return kind(id_, name, data, store=obj.get("store", ""),
+                    identifier=obj.get("identifier", ""), date=date)
     if name == "removed-all":
         return RemovedAllEvent(id_, name, data, store=obj.get("store", ""), date=date)
     if name == "gap":
@@ -578,6 +635,11 @@ class InsufficientStorage(BlobdError):
     code_hint = "insufficient_storage"
 
 
+class InvalidPolicy(BlobdError):
+    """400 ``invalid_policy``: a store policy malformed or out of bounds."""
+    code_hint = "invalid_policy"
+
+
 class ProtocolViolation(BlobdError):
     """The daemon answered something PROTOCOL.md does not allow (code ``protocol``)."""
     code_hint = "protocol"
@@ -588,7 +650,7 @@ _BY_CODE: Dict[str, Type[BlobdError]] = {
         BadRequest, InvalidIdentifier, InvalidStoreName, InvalidMetadata, InvalidQuery, Forbidden,
         NotFound, MethodNotAllowed, PreconditionFailed, TooLarge, NotAnImage, RangeNotSatisfiable,
         InvalidRecord, ServerIOError, Corrupt, UnsupportedFormat, InternalError, StoreLocked,
-        InsufficientStorage)
+        InsufficientStorage, InvalidPolicy)
 }
 
 # Without a body (HEAD) only the status is known; these guess the code from it.
@@ -744,11 +806,15 @@ class BlobdClient:
     def put(self, store: str, identifier: str, data: Body, content_type: Optional[str] = None,
             metadata: Optional[Mapping[str, str]] = None, validate: Optional[str] = None,
             if_match: Optional[str] = None, if_none_match: bool = False,
-            expect_continue: Optional[bool] = None) -> Metadata:
+            expect_continue: Optional[bool] = None,
+            expires: Optional[Union[datetime, str]] = None,
+            max_age: Optional[int] = None) -> Metadata:
         """Stores ``data`` (bytes, a binary file object, or a ``pathlib.Path``/``os.PathLike``) as
         the new version of ``identifier``. ``validate`` is ``"image"``, ``"record"`` or ``"none"``;
         ``if_match`` an ETag (replace only that version); ``if_none_match`` creates only.
         ``expect_continue`` defaults to on for bodies of 1 MiB or more or of unknown size.
+        ``expires`` (a datetime, or ``"never"``) or ``max_age`` (seconds) sets when the version
+        expires (``Blob-Expires``, ``Cache-Control: max-age``); neither: the store's default.
         Returns the stored version's metadata (``created`` tells new from replaced)."""
         headers: Dict[str, Union[str, bytes]] = {}
         if content_type is not None:
@@ -761,6 +827,12 @@ class BlobdClient:
             headers["If-Match"] = f'"{_unquote_etag(if_match)}"'
         if if_none_match:
             headers["If-None-Match"] = "*"
+        if isinstance(expires, datetime):
+            headers["Blob-Expires"] = _rfc3339(expires)
+        elif expires is not None:
+            headers["Blob-Expires"] = expires
+        if max_age is not None:
+            headers["Cache-Control"] = f"max-age={max_age}"
 
         if isinstance(data, str):
             raise TypeError("put() takes bytes, a binary file object or a pathlib.Path, not str")
@@ -956,8 +1028,28 @@ class BlobdClient:
                           int(s["count"]) if s.get("count") is not None else None,
                           int(s["bytes"]) if s.get("bytes") is not None else None,
                           bool(s["open"]) if "open" in s else None,
-                          str(s["heldBy"]) if s.get("heldBy") is not None else None)
+                          str(s["heldBy"]) if s.get("heldBy") is not None else None,
+                          StorePolicy.from_json(s["policy"]) if isinstance(s.get("policy"), dict)
+                          else None)
                 for s in stores]
+
+    def store_status(self, store: str) -> StoreStatus:
+        """``GET /v1/stores/{store}``: the store's usage and policy."""
+        return StoreStatus.from_json(self._json(store_path(store)))
+
+    def set_store_policy(self, store: str, **members: Optional[float]) -> StoreStatus:
+        """``PUT /v1/stores/{store}``: creates the store if needed and sets the members given
+        (``max_bytes``, ``max_count``, ``default_ttl``; None lifts a limit); the others are kept."""
+        names = {"max_bytes": "maxBytes", "max_count": "maxCount", "default_ttl": "defaultTTL"}
+        unknown = set(members) - set(names)
+        if unknown:
+            raise TypeError(f"unknown policy members: {sorted(unknown)}")
+        body = json.dumps({names[key]: value for key, value in members.items()}).encode("utf-8")
+        response = self._send("PUT", store_path(store), {"Content-Type": "application/json"}, body)
+        data = response.read()
+        if response.status not in (200, 201):
+            raise _error_from(response.status, response.headers, data)
+        return StoreStatus.from_json(json.loads(data))
 
     def verify(self, store: str) -> VerifyReport:
         """Reads and checks every blob of the store (slow on big stores)."""

@@ -1,3 +1,4 @@
+import BlobClient
 import BlobProtocol
 import BlobStore
 import BlobSystem
@@ -36,6 +37,16 @@ package protocol BlobBackend: Sendable {
 
     /// Every store with its totals, sorted by name.
     func stores() async throws -> [StoreSummary]
+
+    /// Every store with its totals and, where the backend knows it, its cache policy, sorted by name.
+    func storesWithPolicies() async throws -> [(summary: StoreSummary, policy: StorePolicy?)]
+
+    /// Store `name`'s cache policy and totals; ``CLIError/storeNotFound(store:location:)`` when it does not exist.
+    func storeStatus(_ name: String) async throws -> StoreStatus
+
+    /// Changes the members of store `name`'s policy that `update` sets; with `create` the store is
+    /// created if needed, else a missing one is ``CLIError/storeNotFound(store:location:)``.
+    func updatePolicy(_ name: String, _ update: PolicyJSON.Update, create: Bool) async throws -> StoreStatus
 
     /// Whether the store `name` exists (`ls` and `rm -r` ask when a listing comes back empty).
     func storeExists(_ name: String) async throws -> Bool

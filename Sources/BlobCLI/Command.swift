@@ -38,7 +38,7 @@ struct CommandContext: Sendable {
 enum Commands {
     static let all: [any BlobCommand.Type] = [
         PutCommand.self, GetCommand.self, RmCommand.self, LsCommand.self, StatCommand.self,
-        StoresCommand.self, WatchCommand.self, VerifyCommand.self, CompletionCommand.self,
+        StoresCommand.self, StoreCommand.self, WatchCommand.self, VerifyCommand.self, CompletionCommand.self,
     ]
 
     /// Every command name `blob` accepts, `help` included (for suggestions and completions).

@@ -102,6 +102,7 @@ package enum Formatting {
             ["Created:", date(metadata.created, utcOffset: utcOffset)],
             ["Modified:", date(metadata.modified, utcOffset: utcOffset)],
         ]
+        if let expires = metadata.expires { rows.append(["Expires:", date(expires, utcOffset: utcOffset)]) }
         if let info = metadata.image { rows.append(["Image:", image(info)]) }
         let pairs = metadata.userMetadata.sorted { $0.key < $1.key }
         for (index, pair) in pairs.enumerated() {

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 import Foundation
 
@@ -92,6 +93,7 @@ package enum JSONOutput {
             ("modified", .string(Formatting.isoDate(metadata.modified))),
             ("metadata", .object(user)),
         ]
+        if let expires = metadata.expires { members.append(("expires", .string(Formatting.isoDate(expires)))) }
         if let image = metadata.image { members.append(("image", self.image(image))) }
         return .object(members)
     }
@@ -100,12 +102,18 @@ package enum JSONOutput {
          .object([("format", .string(image.format.rawValue)), ("width", .int(Int64(image.width))), ("height", .int(Int64(image.height)))])
     }
 
-    /// `{"name","count","bytes"}` (`null` totals when unknown), and `"heldBy"` when another process holds the store.
-    package static func store(_ summary: StoreSummary) -> JSONValue {
+    /// `{"name","count","bytes"}` (`null` totals when unknown), `"maxBytes","maxCount","defaultTTL"`
+    /// (`null`: no limit; seconds) when the policy is known, and `"heldBy"` when another process holds the store.
+    package static func store(_ summary: StoreSummary, policy: StorePolicy? = nil) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("name", .string(summary.name)), ("count", summary.statistics.map { .int(Int64($0.count)) } ?? .null),
             ("bytes", summary.statistics.map { .int($0.bytes) } ?? .null),
         ]
+        if let policy {
+            fields.append(("maxBytes", policy.maximumBytes.map(JSONValue.int) ?? .null))
+            fields.append(("maxCount", policy.maximumCount.map { .int(Int64($0)) } ?? .null))
+            fields.append(("defaultTTL", policy.defaultTimeToLive.map { .int((PolicyJSON.milliseconds($0) + 999) / 1000) } ?? .null))
+        }
         if let holder = summary.heldBy { fields.append(("heldBy", .string(holder))) }
         return .object(fields)
     }
@@ -141,6 +149,9 @@ package enum JSONOutput {
             members += [("kind", .string("put")), ("identifier", .string(metadata.identifier)), ("blob", JSONOutput.metadata(metadata, store: change.store))]
         case .removed(let identifier):
             members += [("kind", .string("removed")), ("identifier", .string(identifier))]
+            // Why, for a removal by the store's policy (cache mode); absent for one that was asked for.
+            if change.reason == .expired { members.append(("reason", .string("expired"))) }
+            if change.reason == .evicted { members.append(("reason", .string("evicted"))) }
         case .removedAll:
             members += [("kind", .string("removedAll"))]
         }

@@ -331,6 +331,7 @@ public final class RemoteBlobStore: BlobStoring {
         case .ifNoneMatch: request.headers.append((name: KnownHeader.ifNoneMatch.text, value: "*"))
         case .ifMatch(let tag): request.headers.append((name: KnownHeader.ifMatch.text, value: MetadataHeaders.etagValue(tag)))
         }
+        for field in ExpiryHeaders.requestFields(options.expiry) { request.headers.append(field) }
         return request
     }
 

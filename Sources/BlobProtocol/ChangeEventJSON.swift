@@ -8,12 +8,17 @@ package enum ChangeEventJSON {
     package static let put = "put"
     /// `event:` of a removed blob.
     package static let removed = "removed"
+    /// `event:` of a blob removed because it expired (``BlobChange/Reason/expired``).
+    package static let expired = "expired"
+    /// `event:` of a blob evicted to keep its store within its limits (``BlobChange/Reason/evicted``).
+    package static let evicted = "evicted"
     /// `event:` of a store emptied at once.
     package static let removedAll = "removed-all"
     /// `event:` telling a resuming client that events were lost.
     package static let gap = "gap"
 
     /// The event name and `data` of a change: `{"store":…,"blob":{metadata object}|"identifier":…,"date":…}`.
+    /// A removal by the store's policy is its own event (`expired`, `evicted`), with a removal's data.
     package static func encode(_ change: BlobChange) -> (event: String, data: [UInt8]) {
         var data: [UInt8] = []
         data.append(contentsOf: #"{"store":"#.utf8)
@@ -25,7 +30,11 @@ package enum ChangeEventJSON {
             data.append(contentsOf: #","blob":"#.utf8)
             MetadataJSON.append(metadata, into: &data)
         case .removed(let identifier):
-            event = removed
+            switch change.reason {
+            case .requested: event = removed
+            case .expired: event = expired
+            case .evicted: event = evicted
+            }
             data.append(contentsOf: #","identifier":"#.utf8)
             JSONText.appendString(identifier, into: &data)
         case .removedAll:
@@ -67,19 +76,21 @@ package enum ChangeEventJSON {
             return .gap(lastEventID: payload.lastEventId ?? 0, firstAvailableID: payload.firstAvailableId ?? 0)
         }
         let kind: BlobChange.Kind
+        var reason = BlobChange.Reason.requested
         switch event {
         case put:
             guard let blob = payload.blob else { throw WireFormatError("put event without a blob: \(data)") }
             kind = .put(try blob.metadataValue())
-        case removed:
-            guard let identifier = payload.identifier else { throw WireFormatError("removed event without an identifier: \(data)") }
+        case removed, expired, evicted:
+            guard let identifier = payload.identifier else { throw WireFormatError("\(event) event without an identifier: \(data)") }
             kind = .removed(identifier: identifier)
+            reason = event == expired ? .expired : event == evicted ? .evicted : .requested
         case removedAll:
             kind = .removedAll
         default:
             return nil
         }
         let date = payload.date.flatMap(HTTPDates.parseRFC3339) ?? Date()
-        return .change(BlobChange(sequence: id.flatMap { UInt64($0) } ?? 0, store: payload.store ?? "", kind: kind, date: date))
+        return .change(BlobChange(sequence: id.flatMap { UInt64($0) } ?? 0, store: payload.store ?? "", kind: kind, date: date, reason: reason))
     }
 }

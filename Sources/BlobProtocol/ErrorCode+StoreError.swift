@@ -100,7 +100,7 @@ extension ErrorCode {
                 found = String(message[start.upperBound..<message.index(message.endIndex, offsetBy: -sentence[1].count)])
             }
             return .unsupportedFormat(path: ErrorCode.servedPath(store: store), found: found)
-        case .notFound, .badRequest, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage:
+        case .notFound, .badRequest, .invalidPolicy, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage:
             return nil
         }
     }

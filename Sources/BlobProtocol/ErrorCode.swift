@@ -16,6 +16,8 @@ package enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case invalidMetadata = "invalid_metadata"
     /// List parameters malformed, or the query not valid percent-encoding.
     case invalidQuery = "invalid_query"
+    /// A store policy document (`PUT /v1/stores/{store}`) malformed or out of bounds.
+    case invalidPolicy = "invalid_policy"
     /// The peer's uid/gid is not allowed.
     case forbidden
     /// No such blob, store or path.
@@ -49,7 +51,7 @@ package enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     /// codec's status instead).
     package var status: HTTPStatus {
         switch self {
-        case .badRequest, .invalidIdentifier, .invalidStoreName, .invalidMetadata, .invalidQuery: .badRequest
+        case .badRequest, .invalidIdentifier, .invalidStoreName, .invalidMetadata, .invalidQuery, .invalidPolicy: .badRequest
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed

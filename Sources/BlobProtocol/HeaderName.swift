@@ -5,6 +5,9 @@ package enum HeaderName: String, CaseIterable, Sendable {
     case created = "Blob-Created"
     /// `Blob-Validate: image|record|none` on a PUT.
     case validate = "Blob-Validate"
+    /// `Blob-Expires`: on a PUT, when the blob expires (`never`, an RFC 3339 date or an IMF-fixdate);
+    /// on a GET, HEAD or PUT response, the version's expiry, RFC 3339.
+    case expires = "Blob-Expires"
     /// `Blob-Image-Format`, for recognised images.
     case imageFormat = "Blob-Image-Format"
     /// `Blob-Image-Width`.
@@ -22,6 +25,7 @@ package enum HeaderName: String, CaseIterable, Sendable {
         switch self {
         case .created: "Blob-Created"
         case .validate: "Blob-Validate"
+        case .expires: "Blob-Expires"
         case .imageFormat: "Blob-Image-Format"
         case .imageWidth: "Blob-Image-Width"
         case .imageHeight: "Blob-Image-Height"

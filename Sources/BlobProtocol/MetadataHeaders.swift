@@ -3,7 +3,7 @@ import Foundation
 import HTTP1
 
 /// A blob's metadata as the header fields of a GET, HEAD or PUT response (`ETag`, `Last-Modified`,
-/// `Blob-Created`, `Blob-Meta-*`, `Blob-Image-*`), and the `Blob-Validate` values of a PUT.
+/// `Blob-Created`, `Blob-Meta-*`, `Blob-Image-*`, `Blob-Expires` and `Expires`), and the `Blob-Validate` values of a PUT.
 package enum MetadataHeaders {
     /// The `ETag` field value: the tag in double quotes.
     package static func etagValue(_ etag: ETag) -> String { "\"\(etag.rawValue)\"" }
@@ -18,6 +18,9 @@ package enum MetadataHeaders {
             body(HeaderName.imageFormat.rawValue, image.format.rawValue)
             body(HeaderName.imageWidth.rawValue, String(image.width))
             body(HeaderName.imageHeight.rawValue, String(image.height))
+        }
+        if let expires = metadata.expires {
+            for field in ExpiryHeaders.responseFields(expires) { body(field.name, field.value) }
         }
     }
 
@@ -40,9 +43,10 @@ package enum MetadataHeaders {
         {
             image = ImageInfo(format: format, width: width, height: height)
         }
+        let expires = headers.first(name: HeaderName.expires.rawValue).flatMap(HTTPDates.parseRFC3339)
         return BlobMetadata(
             identifier: identifier, size: size, contentType: headers.first(.contentType) ?? MediaType.octetStream,
-            etag: etag, created: created, modified: modified, userMetadata: user, image: image)
+            etag: etag, created: created, modified: modified, userMetadata: user, image: image, expires: expires)
     }
 
     /// The `Blob-Validate` value asking for `validation` (`nil` for none: the header is left out).

@@ -8,7 +8,8 @@ package enum MetadataJSON {
     // MARK: Encoding
 
     /// Appends one blob's metadata object: keys in the documented order, user metadata sorted by
-    /// key, dates RFC 3339 in UTC with milliseconds, `image` only for recognised images.
+    /// key, dates RFC 3339 in UTC with milliseconds, `expires` only for a version that expires,
+    /// `image` only for recognised images.
     package static func append(_ metadata: BlobMetadata, into out: inout [UInt8]) {
         // Every PUT answers with one and a listing page holds up to a thousand: constant pieces are
         // copied as they are, numbers and dates formatted on the stack.
@@ -28,6 +29,11 @@ package enum MetadataJSON {
             JSONText.appendRaw(#"","modified":""#, into: &out)
             HTTPDates.writeRFC3339(metadata.modified, into: scratch)
             out.append(contentsOf: UnsafeBufferPointer(scratch))
+            if let expires = metadata.expires {
+                JSONText.appendRaw(#"","expires":""#, into: &out)
+                HTTPDates.writeRFC3339(expires, into: scratch)
+                out.append(contentsOf: UnsafeBufferPointer(scratch))
+            }
         }
         JSONText.appendRaw(#"","metadata":{"#, into: &out)
         for (index, (key, value)) in metadata.userMetadata.sorted(by: { $0.key < $1.key }).enumerated() {
@@ -79,6 +85,7 @@ package enum MetadataJSON {
         var etag: String
         var created: String
         var modified: String
+        var expires: String?
         var metadata: [String: String]?
         var image: Image?
 
@@ -87,6 +94,13 @@ package enum MetadataJSON {
             guard let tag = ETag(etag) else { throw WireFormatError("bad etag '\(etag)' in metadata of '\(identifier)'") }
             guard let createdDate = HTTPDates.parseRFC3339(created), let modifiedDate = HTTPDates.parseRFC3339(modified) else {
                 throw WireFormatError("bad date in metadata of '\(identifier)': created '\(created)', modified '\(modified)'")
+            }
+            var expiresDate: Date?
+            if let expires {
+                guard let date = HTTPDates.parseRFC3339(expires) else {
+                    throw WireFormatError("bad date in metadata of '\(identifier)': expires '\(expires)'")
+                }
+                expiresDate = date
             }
             var info: ImageInfo?
             if let image {
@@ -97,7 +111,7 @@ package enum MetadataJSON {
             }
             return BlobMetadata(
                 identifier: identifier, size: size, contentType: contentType, etag: tag, created: createdDate,
-                modified: modifiedDate, userMetadata: metadata ?? [:], image: info)
+                modified: modifiedDate, userMetadata: metadata ?? [:], image: info, expires: expiresDate)
         }
     }
 

@@ -45,7 +45,7 @@ extension Route {
         guard let route = Route(decodedPath: Array(encodedPath)) else { return nil }
         let store: String
         switch route {
-        case .blob(let name, _), .blobs(let name), .verify(let name): store = name
+        case .blob(let name, _), .blobs(let name), .verify(let name), .store(let name): store = name
         default: return nil
         }
         let decodedStore = (try? PercentEncoding.decode(store)).map { String(decoding: $0, as: UTF8.self) }

@@ -14,6 +14,8 @@ package enum Route: Hashable, Sendable {
     case metrics
     /// `/v1/stores`
     case stores
+    /// `/v1/stores/{store}`: one store's cache policy and usage.
+    case store(store: String)
     /// `/v1/stores/{store}/blobs`
     case blobs(store: String)
     /// `/v1/stores/{store}/verify`
@@ -42,7 +44,11 @@ package enum Route: Hashable, Sendable {
         let prefix: StaticString = "/v1/stores/"
         guard hasPrefix(all, prefix) else { return nil }
         let rest = all.dropFirst(prefix.utf8CodeUnitCount)
-        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else {
+            guard !rest.isEmpty else { return nil }
+            self = .store(store: String(decoding: rest, as: UTF8.self))
+            return
+        }
         let store = String(decoding: rest[..<slash], as: UTF8.self)
         let tail = rest[(slash + 1)...]
         // `blobs/` names the blob with an empty identifier (refused as invalid), not the collection:
@@ -64,6 +70,7 @@ package enum Route: Hashable, Sendable {
         case .events: "/v1/events"
         case .metrics: "/metrics"
         case .stores: "/v1/stores"
+        case .store(let store): "/v1/stores/\(Route.encode(store))"
         case .blobs(let store): "/v1/stores/\(Route.encode(store))/blobs"
         case .verify(let store): "/v1/stores/\(Route.encode(store))/verify"
         case .blob(let store, let identifier): "/v1/stores/\(Route.encode(store))/blobs/\(Route.encode(identifier))"
@@ -78,6 +85,7 @@ package enum Route: Hashable, Sendable {
         switch self {
         case .health, .stores, .events, .metrics: "GET, HEAD"
         case .verify: "GET, HEAD, POST"
+        case .store: "GET, HEAD, PUT"
         case .blobs: "GET, HEAD, DELETE"
         case .blob: "GET, HEAD, PUT, DELETE"
         }

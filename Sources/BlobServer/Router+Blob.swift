@@ -149,6 +149,7 @@ extension Router {
         var options = PutOptions()
         options.contentType = head.contentType
         options.condition = try Router.writeCondition(head, allowNoneMatch: true)
+        options.expiry = try Router.expiry(head)
         for index in head.headers.indices {
             let field = head.headers[index]
             // Only `Blob-…` fields matter here; lowercasing every name cost an allocation per field.

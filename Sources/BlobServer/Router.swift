@@ -10,6 +10,8 @@ final class Router: Sendable {
     let events: EventLog
     /// Counters for `/metrics`.
     let metrics: Metrics
+    /// Expiries and evictions per store, for `/metrics`.
+    let policyCounters: PolicyCounters
     /// Bodies up to this size are copied into the response buffer (one `send` with the head);
     /// larger ones go out with `sendfile`.
     static let inlineBodyLimit: Int64 = 64 * 1024
@@ -18,10 +20,11 @@ final class Router: Sendable {
     /// check anyway (``EventLoop``), so checking first costs no extra read and tells the client.
     static let checkedFirstLimit: Int64 = 1 << 20
 
-    init(stores: StoreDirectory, events: EventLog, metrics: Metrics) {
+    init(stores: StoreDirectory, events: EventLog, metrics: Metrics, policyCounters: PolicyCounters = PolicyCounters()) {
         self.stores = stores
         self.events = events
         self.metrics = metrics
+        self.policyCounters = policyCounters
     }
 
     /// Decides what to do with `head`, and which operation it counts as in the metrics.
@@ -44,7 +47,7 @@ final class Router: Sendable {
         case (.blob, .delete): return .delete
         case (.blobs, .get): return .list
         case (.blobs, .delete): return .deleteAll
-        case (.stores, .get), (.stores, .head): return .stores
+        case (.stores, .get), (.stores, .head), (.store, .get), (.store, .head), (.store, .put): return .stores
         case (.events, .get), (.events, .head): return .events
         case (.health, _): return .health
         case (.metrics, .get), (.metrics, .head): return .metrics
@@ -70,6 +73,8 @@ final class Router: Sendable {
             case (.events, .head):
                 _ = try eventStream(head)  // the same checks as GET
                 return .respond(Response.eventStreamHead())
+            case (.store(let store), .get), (.store(let store), .head), (.store(let store), .put):
+                return try storeRequest(store: store, head: head)
             case (.verify(let store), .get), (.verify(let store), .head):
                 return try verify(store: store, repair: false)
             case (.verify(let store), .post):
@@ -86,7 +91,7 @@ final class Router: Sendable {
                 return try put(store: store, identifier: id, head: head)
             case (.blob(let store, let id), .delete):
                 return try remove(store: store, identifier: id, head: head)
-            case (.health, _), (.stores, _), (.events, _), (.metrics, _), (.verify, _), (.blobs, _), (.blob, _):
+            case (.health, _), (.stores, _), (.store, _), (.events, _), (.metrics, _), (.verify, _), (.blobs, _), (.blob, _):
                 return .respond(Router.methodNotAllowed(head.method, allow: route.allowedMethods))
             }
         } catch let error as APIError {
@@ -185,7 +190,7 @@ final class Router: Sendable {
     }
 
     private func metricsPage() -> RequestAction {
-        let directory = stores, metrics = metrics, events = events
+        let directory = stores, metrics = metrics, events = events, policyCounters = policyCounters
         return .offload(.scan) {
             // Only the stores this daemon has open: opening one takes its lock, which would shut
             // other processes out of stores the daemon never served.
@@ -197,6 +202,7 @@ final class Router: Sendable {
             var response = Response(status: .ok)
             response.header(.contentType, MediaType.metrics)
             response.body = metrics.render(stores: totals, eventSubscribers: events.subscriberCount)
+            response.body += await Router.policyMetrics(stores: directory.openStores(), counters: policyCounters)
             return response
         }
     }
@@ -219,6 +225,7 @@ final class Router: Sendable {
                 var entry = StoreListJSON.Entry(name: name, open: open[name] != nil, heldBy: holders[name])
                 if let store = open[name] {
                     do { entry.statistics = try await store.statistics() } catch { entry.error = "\(error)" }
+                    entry.policy = try? await store.policy()
                 }
                 entries.append(entry)
             }

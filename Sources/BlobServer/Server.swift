@@ -24,13 +24,17 @@ final class Server {
     ) throws {
         let events = EventLog()
         let metrics = Metrics(shards: max(1, eventLoopCount))
+        let policyCounters = PolicyCounters()
         let stores = StoreDirectory(catalog: catalog, maximumBlobSize: maximumBlobSize, log: log) { store in
             // Observed before the store is handed out, so no change is missed; and synchronously by
             // whichever thread commits, so an event is in the log before its writer gets the acknowledgement.
-            store.observeChanges { events.append($0) }
+            store.observeChanges {
+                events.append($0)
+                policyCounters.record($0)
+            }
             if let warning = (store as? PersistentDataStore)?.syncWarning { log(.error, "store \(store.name): \(warning)") }
         }
-        let router = Router(stores: stores, events: events, metrics: metrics)
+        let router = Router(stores: stores, events: events, metrics: metrics, policyCounters: policyCounters)
         let pools = WorkPools()
         var loops: [EventLoop] = []
         for index in 0..<max(1, eventLoopCount) {

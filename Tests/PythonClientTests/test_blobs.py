@@ -27,7 +27,7 @@ class PathTests(DaemonTestCase):
         self.client.put(store, "a", b"1")
         for path, status in [
             ("/v1/health", 200), ("/v1/events", 200), ("/metrics", 200), ("/v1/stores", 200),
-            (f"/v1/stores/{store}/verify", 200), (f"/v1/stores/{store}/blobs", 200),
+            (f"/v1/stores/{store}", 200), (f"/v1/stores/{store}/verify", 200), (f"/v1/stores/{store}/blobs", 200),
             (f"/v1/stores/{store}/blobs/a", 200),
         ]:
             with self.subTest(path=path), self.raw() as conn:

@@ -36,7 +36,7 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | H12 | body on a route that takes none → close; error before the body: closed with Expect, read and discarded without | `test_http.HTTPBasicsTests.test_body_on_a_route_that_takes_none_closes_after_answering`, `test_http.HTTPBasicsTests.test_error_before_the_body_with_expect_closes`, `test_http.HTTPBasicsTests.test_error_before_a_body_without_expect_reads_and_discards_it` |
 | H13 | every response has `Date` (issue 15) (xfail: protocol-b) | `test_http.HTTPBasicsTests.test_every_response_has_a_date` |
 | **Paths and names** | | |
-| P1 | the seven paths | `test_blobs.PathTests.test_every_path_answers` |
+| P1 | the eight paths | `test_blobs.PathTests.test_every_path_answers` |
 | P2 | percent-decoded first, then matched | `test_blobs.PathTests.test_the_path_is_percent_decoded_before_matching` |
 | P3 | store names `[a-z0-9][a-z0-9._-]{0,62}` else `400 invalid_store_name` | `test_blobs.PathTests.test_store_name_rule` |
 | P4 | `{id}` is the rest of the path; reserved bytes encoded | `test_blobs.PathTests.test_the_identifier_is_the_rest_of_the_path` |
@@ -98,6 +98,12 @@ true. Entries marked (xfail: helper) are expected failures today, fixed by that 
 | C7 | `503 store_locked` | `test_listing.LockedStoreTests.test_a_store_held_by_another_process_is_503_store_locked` |
 | C8 | `507 insufficient_storage` (a 2 MiB tmpfs; skipped where mount is not allowed) | `test_listing.FullDiskTests.test_a_full_disk_is_507_insufficient_storage` |
 | C9 | the client's exception classes follow the codes | `test_blobs.ErrorTests.test_error_classes_follow_codes` |
+| **Store policy and expiry** (cache mode) | | |
+| S1 | `GET`/`HEAD`/`PUT /v1/stores/{store}`: `201` creates, `200` changes; members present replace, absent kept, `null` lifts; empty body changes nothing; the policy in `/v1/stores`; `blobstore_store_max_*` and `*_total` families; `Allow: GET, HEAD, PUT` | `test_policy.StorePolicyTests.test_a_store_is_created_with_a_policy_and_changed_member_by_member` |
+| S2 | `400 invalid_policy` naming the member; `413 too_large` over 64 KiB; a refused policy creates nothing | `test_policy.StorePolicyTests.test_a_refused_policy_names_the_member_and_creates_nothing` |
+| S3 | `Blob-Expires` (`never`, RFC 3339) and `Cache-Control: max-age` on PUT; bad values or both → `400 bad_request` | `test_policy.StorePolicyTests.test_a_puts_expiry_headers_are_checked` |
+| S4 | `expired` and `evicted` events, typed by the client as removals | `test_policy.StorePolicyTests.test_removals_by_policy_are_typed_events` |
+| S5 | `expires` in the metadata object, `Blob-Expires`/`Expires` headers, an expired blob not served, listed or kept (`expired` event) (needs the policy engine) | `test_cache_mode.CacheModeTests` |
 | **Raw HTTP example** | | |
 | Z1 | `PUT …/a%20b` → `201`, headers and body as shown | `test_blobs.ErrorTests.test_raw_http_example` |
 | Z2 | the Python client's README examples | `test_readme.ReadmeTests.test_the_readme_examples_run` |
@@ -133,7 +139,7 @@ class ChecklistTests(unittest.TestCase):
         listed = set(re.findall(r"`(test_\w+\.\w+(?:\.\w+)?)`", __doc__ or ""))
         missing = []
         for module_name in ("test_http", "test_blobs", "test_listing", "test_events",
-                            "test_daemon"):
+                            "test_daemon", "test_policy", "test_cache_mode"):
             module = importlib.import_module(module_name)
             for case in unittest.defaultTestLoader.loadTestsFromModule(module):
                 for test in case:  # type: ignore[attr-defined]

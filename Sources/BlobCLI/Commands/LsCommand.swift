@@ -83,13 +83,16 @@ struct LsCommand: BlobCommand {
         }
     }
 
-    /// `SIZE  MODIFIED  TYPE  IDENTIFIER` rows; sizes right-aligned, types padded to at least 24 columns.
+    /// `SIZE  MODIFIED  TYPE  [EXPIRES]  IDENTIFIER` rows; sizes right-aligned, types padded to at least 24 columns.
     static func table(_ items: [BlobMetadata], header: Bool, utcOffset: Int? = nil) -> String {
-        var rows: [[String]] = header ? [["SIZE", "MODIFIED", "TYPE", "IDENTIFIER"]] : []
+        // An EXPIRES column only on a page where some blob expires (cache mode), before the identifier.
+        let expiring = items.contains { $0.expires != nil }
+        var rows: [[String]] = header ? [["SIZE", "MODIFIED", "TYPE"] + (expiring ? ["EXPIRES"] : []) + ["IDENTIFIER"]] : []
         let typeWidth = max(24, items.map(\.contentType.count).max() ?? 0)
         for item in items {
             let type = item.contentType + String(repeating: " ", count: max(0, typeWidth - item.contentType.count))
-            rows.append([Formatting.size(item.size), Formatting.date(item.modified, utcOffset: utcOffset), type, item.identifier])
+            let expires = expiring ? [item.expires.map { Formatting.date($0, utcOffset: utcOffset) } ?? "-"] : []
+            rows.append([Formatting.size(item.size), Formatting.date(item.modified, utcOffset: utcOffset), type] + expires + [item.identifier])
         }
         if header { rows[0][2] += String(repeating: " ", count: typeWidth - 4) }
         // Fixed size column so pages printed one after another line up.

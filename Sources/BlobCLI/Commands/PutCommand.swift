@@ -27,6 +27,8 @@ struct PutCommand: BlobCommand {
             OptionSpec("record", help: "Refuse content that is not a JSON document (exit 4); type application/json."),
             OptionSpec("if-none-match", help: "Create only: fail (exit 3) if the blob exists."),
             OptionSpec("if-match", .value(metavar: "ETAG"), help: "Replace only if the current ETag is ETAG (exit 3 otherwise)."),
+            OptionSpec("ttl", .value(metavar: "DURATION"), help: "Expire the blob this long after the put, e.g. 1h (s, m, h, d, w; default: the store's default time to live)."),
+            OptionSpec("expires", .value(metavar: "DATE"), help: "Expire the blob at DATE (RFC 3339, or a day such as 2026-12-01 at midnight UTC); 'never': not even by the store's default."),
         ],
         examples: [
             "blob --root ~/blobs put photos/cats/tom.png tom.png --image --meta owner=ann",
@@ -66,9 +68,16 @@ struct PutCommand: BlobCommand {
             // --record the content decides (the image's type; application/json).
             type = ContentTypes.guess(forName: self.file ?? address.identifier)
         }
+        var expiry = BlobExpiry.storeDefault
+        if let text = arguments.value("ttl") {
+            guard arguments.value("expires") == nil else { throw UsageError("'--ttl' and '--expires' cannot be used together", command: name) }
+            expiry = .after(try PolicyUnits.duration(text, option: "ttl", command: name))
+        } else if let text = arguments.value("expires") {
+            expiry = try PolicyUnits.expiry(text, option: "expires", command: name)
+        }
         options = PutOptions(
             contentType: type, userMetadata: try ValueParsing.metadata(arguments.values("meta"), command: name),
-            condition: condition, validation: validation)
+            condition: condition, validation: validation, expiry: expiry)
     }
 
     /// `STORE/ID`, or `STORE/PREFIX/` with a `FILE`: the file's name appended (as `cp FILE DIR/`).

@@ -38,7 +38,7 @@ struct WatchCommand: BlobCommand {
     }
 
     /// One line per change in fixed-width columns, so lines printed one at a time line up:
-    /// date (19), `#SEQUENCE` (at least 8), kind (11: `put`, `removed`, `removed-all`), size (10, right-aligned),
+    /// date (19), `#SEQUENCE` (at least 8), kind (11: `put`, `removed`, `expired`, `evicted`, `removed-all`), size (10, right-aligned),
     /// content type (at least 24), ETag (16), then `STORE/ID` and for images the pixel size. Removals
     /// leave size, type and ETag blank.
     static func line(_ change: BlobChange, utcOffset: Int? = nil) -> String {
@@ -53,7 +53,9 @@ struct WatchCommand: BlobCommand {
             if let image = metadata.image { text += "  \(Formatting.pixels(image))" }
             return text
         case .removed(let identifier):
-            return head + pad("removed", 11) + "  " + blank + "\(change.store)/\(identifier)"
+            // A removal by the store's policy says which (cache mode).
+            let kind = change.reason == .expired ? "expired" : change.reason == .evicted ? "evicted" : "removed"
+            return head + pad(kind, 11) + "  " + blank + "\(change.store)/\(identifier)"
         case .removedAll:
             return head + pad("removed-all", 11) + "  " + blank + change.store
         }
