@@ -29,6 +29,7 @@ let package = Package(
     products: [
         .library(name: "BlobStore", targets: ["BlobStore"]),
         .library(name: "BlobClient", targets: ["BlobClient"]),
+        .library(name: "S3BlobStore", targets: ["S3BlobStore"]),
         .executable(name: "blobd", targets: ["blobd"]),
         .executable(name: "blob", targets: ["blob"]),
     ],
@@ -43,6 +44,7 @@ let package = Package(
         .target(name: "BlobClient", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
         .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "BlobProtocol"]),
         .executableTarget(name: "blob", dependencies: ["BlobCLI"]),
+        .target(name: "S3BlobStore", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
 
         // What the test targets share (not a product): temp folders, the built tools as processes, the
         // daemon harness, crash and damage helpers, the article call model, and the store kinds the
@@ -60,6 +62,7 @@ let package = Package(
         .testTarget(name: "BlobProtocolTests", dependencies: ["BlobProtocol", "BlobClient", "BlobStore", "BlobSystem", "HTTP1"]),
         .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobProtocol", "BlobStore", "BlobSystem", "BlobTestSupport"]),
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore", "BlobTestSupport"]),
+        .testTarget(name: "S3BlobStoreTests", dependencies: ["S3BlobStore", "BlobStore", "BlobSystem", "HTTP1"]),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport"]),
 
         // Fuzzing (docs/RELIABILITY.md): the checks, a libFuzzer/replay driver, and the corpus replayed as tests.
