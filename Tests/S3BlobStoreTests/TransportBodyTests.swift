@@ -233,4 +233,51 @@ final class PatternCheck: @unchecked Sendable {
         server.stop()
         #expect(lateBytes.withLock { $0 } == [0])
     }
+
+    @Test func anAsyncProducerFeedsAStreamedUploadThroughAChannel() async throws {
+        let server = try Self.checkingServer()
+        defer { server.stop() }
+        let channel = TransportChunkChannel(capacity: 256 * 1024)
+        let length: Int64 = 3 << 20
+        // 251 × 400 bytes: every chunk starts where the pattern starts over, so one block serves all.
+        let block = (0..<(251 * 400)).map { patternByte(Int64($0)) }
+        let producer = Task {
+            var position: Int64 = 0
+            while position < length {
+                let size = Int(min(Int64(block.count), length - position))
+                try await channel.send(size == block.count ? block : Array(block[0..<size]))
+                position += Int64(size)
+            }
+            channel.finish()
+        }
+        let endpoint = server.endpoint
+        let transport = HTTPTransport()
+        let response = try await TransportQueue.run {
+            defer { channel.close() }
+            return try transport.send(TransportRequest(method: .put, target: "/b/async", body: .stream(length: length, channel)), to: endpoint)
+        }
+        try await producer.value
+        #expect(String(decoding: response.body, as: UTF8.self) == "\(length) 0")
+    }
+
+    @Test func aProducerAheadOfAnEndedRequestIsReleasedWithAnError() async throws {
+        let channel = TransportChunkChannel(capacity: 10)
+        let producer = Task { try await channel.send([UInt8](repeating: 1, count: 100)) }
+        channel.close()
+        await #expect(throws: TransportChunkChannel.Closed.self) { try await producer.value }
+    }
+
+    @Test func aProducerThatSendsNothingFailsTheRequestAfterItsTimeout() throws {
+        let server = try Self.checkingServer()
+        defer { server.stop() }
+        let channel = TransportChunkChannel(timeout: .milliseconds(200))
+        defer { channel.close() }
+        do {
+            _ = try HTTPTransport().send(TransportRequest(method: .put, target: "/b/silent", body: .stream(length: 10, channel)), to: server.endpoint)
+            Issue.record("a body nobody produced was sent")
+        } catch {
+            #expect(error.reason == .bodySource("the body's producer sent nothing for 0.2 s"))
+            #expect(error.description == "PUT /b/silent on \(server.endpoint): the request body could not be read: the body's producer sent nothing for 0.2 s")
+        }
+    }
 }
