@@ -280,4 +280,15 @@ final class PatternCheck: @unchecked Sendable {
             #expect(error.description == "PUT /b/silent on \(server.endpoint): the request body could not be read: the body's producer sent nothing for 0.2 s")
         }
     }
+
+    @Test func aResponseWithHundredsOfMetadataFieldsIsRead() throws {
+        let fields = (0..<600).map { "x-amz-meta-field\($0): value \($0)" }
+        let server = try TransportTestServer { connection in
+            while let _ = connection.readRequest() { connection.respond(headers: fields, text: "ok") }
+        }
+        defer { server.stop() }
+        let response = try HTTPTransport().send(TransportRequest(method: .get, target: "/b/k"), to: server.endpoint)
+        #expect(response.headers["x-amz-meta-field599"] == "value 599")
+        #expect(response.headers.count == 601)
+    }
 }

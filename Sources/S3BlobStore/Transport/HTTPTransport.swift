@@ -95,6 +95,11 @@ package final class HTTPTransport: Sendable {
 
     // MARK: Internals
 
+    /// An object's user metadata comes back as one `x-amz-meta-*` field each, bounded only by the
+    /// gateway's request-header block (~16 KiB on radosgw), so allow many more fields than a
+    /// request parser would.
+    static let responseHeadLimits = HTTPHeadLimits(maxStartLineLength: 8 * 1024, maxHeadSize: 256 * 1024, maxHeaderCount: 4096)
+
     private func pool(for endpoint: TransportEndpoint) -> TransportConnectionPool {
         pools.withLock { pools in
             if let pool = pools[endpoint] { return pool }
@@ -208,7 +213,7 @@ package final class HTTPTransport: Sendable {
         _ method: HTTPMethod, on connection: TransportConnection, stopAtContinue: Bool,
         failure: (TransportError.Reason) -> TransportError
     ) throws(TransportError) -> HTTPResponseParser.Response? {
-        var parser = HTTPResponseParser()
+        var parser = HTTPResponseParser(limits: Self.responseHeadLimits)
         while true {
             if connection.available > 0 {
                 let result = connection.withUnconsumedBytes { parser.parse($0, requestMethod: method) }
