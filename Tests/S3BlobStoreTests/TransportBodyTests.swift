@@ -60,7 +60,7 @@ final class PatternCheck: @unchecked Sendable {
     @Test func aLargeStreamedUploadArrivesWholeWithItsLength() throws {
         let server = try Self.checkingServer()
         defer { server.stop() }
-        let length: Int64 = 16 << 20
+        let length: Int64 = 8 << 20
         let source = PatternSource(length: length)
         let response = try HTTPTransport().send(TransportRequest(method: .put, target: "/b/large", body: .stream(length: length, source)), to: server.endpoint)
         #expect(String(decoding: response.body, as: UTF8.self) == "\(length) 0")
@@ -237,7 +237,9 @@ final class PatternCheck: @unchecked Sendable {
     @Test func anAsyncProducerFeedsAStreamedUploadThroughAChannel() async throws {
         let server = try Self.checkingServer()
         defer { server.stop() }
-        let channel = TransportChunkChannel(capacity: 256 * 1024)
+        // The producer is a task on the cooperative pool, which the suite's blocking tests can hold
+        // for long stretches on a busy machine: a generous timeout, so only a real stall fails.
+        let channel = TransportChunkChannel(capacity: 256 * 1024, timeout: .seconds(300))
         let length: Int64 = 3 << 20
         // 251 × 400 bytes: every chunk starts where the pattern starts over, so one block serves all.
         let block = (0..<(251 * 400)).map { patternByte(Int64($0)) }

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// A scripted HTTP/1.1 server on 127.0.0.1 for the transport tests: every accepted connection runs
-/// `handler` on a thread of its own, with blocking reads (bounded by a 60 s receive timeout, so a
+/// `handler` on a thread of its own, with blocking reads (bounded by a 300 s receive timeout, so a
 /// failed test cannot hang the suite).
 final class TransportTestServer: @unchecked Sendable {
     /// The listener's endpoint.
@@ -35,7 +35,7 @@ final class TransportTestServer: @unchecked Sendable {
             defer { threads.leave() }
             while true {
                 guard let socket = try? TCPSocket.accept(listener) else { return }
-                var limit = timeval(tv_sec: 60, tv_usec: 0)
+                var limit = timeval(tv_sec: 300, tv_usec: 0)
                 setsockopt(socket.rawValue, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
                 let index: Int? = state.withLock { state in
                     if state.stopped { return nil }
@@ -97,7 +97,7 @@ final class TestConnection: @unchecked Sendable {
 
     deinit { chunk.deallocate() }
 
-    /// Reads the next request head; `nil` at end of stream (or after 60 s of silence).
+    /// Reads the next request head; `nil` at end of stream (or after 300 s of silence).
     func readHead() -> TestRequest? {
         var parser = HTTPRequestParser()
         while true {
@@ -174,7 +174,7 @@ final class TestConnection: @unchecked Sendable {
         respond(status: status, headers: headers, body: Array(text.utf8))
     }
 
-    /// Blocks until the peer closes (or 60 s of silence pass); returns the bytes that arrived meanwhile.
+    /// Blocks until the peer closes (or 300 s of silence pass); returns the bytes that arrived meanwhile.
     func waitForClose() -> Int {
         var count = buffer.count
         buffer.removeAll()
