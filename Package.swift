@@ -23,7 +23,8 @@ import PackageDescription
 //   BlobCLI (BlobStore + BlobClient + BlobProtocol; commands, help, output, backends) → blob
 //
 //   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend's parts so far: SHA-256, HMAC,
-//                Signature V4, AWS configuration, S3 requests and XML answers; docs/SCALE-OUT.md)
+//                Signature V4, AWS configuration, S3 requests and XML answers, HTTP/1.1 over TCP;
+//                docs/SCALE-OUT.md)
 //
 // The benchmarks are a package of their own (Benchmarks/, docs/BENCHMARKS.md) that uses this one
 // through its products only, as any user would.
@@ -67,7 +68,10 @@ let package = Package(
         .testTarget(name: "BlobProtocolTests", dependencies: ["BlobProtocol", "BlobClient", "BlobStore", "BlobSystem", "HTTP1"]),
         .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobProtocol", "BlobStore", "BlobSystem", "BlobTestSupport"]),
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore", "BlobTestSupport"]),
-        .testTarget(name: "S3BlobStoreTests", dependencies: ["S3BlobStore"], resources: [.copy("SigningFixtures")]),
+        .testTarget(
+            name: "S3BlobStoreTests", dependencies: ["S3BlobStore", "BlobStore", "BlobSystem", "HTTP1"],
+            resources: [.copy("SigningFixtures")]
+        ),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport"]),
 
         // Fuzzing (docs/RELIABILITY.md): the checks, a libFuzzer/replay driver, and the corpus replayed as tests.

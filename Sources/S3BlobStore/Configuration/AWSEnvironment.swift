@@ -1,4 +1,4 @@
-internal import BlobSystem
+package import BlobSystem
 
 #if canImport(Glibc)
 import Glibc

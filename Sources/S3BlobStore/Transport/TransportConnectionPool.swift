@@ -1,0 +1,80 @@
+package import BlobSystem
+import Dispatch
+
+/// The connections to one endpoint: a bound on requests in flight, and the idle keep-alive
+/// connections waiting for the next one.
+///
+/// A request holds a slot from ``reserve(timeout:)`` until its response is read or abandoned
+/// (``releaseSlot()``), so at most ``TransportConfiguration/maximumConnectionsPerEndpoint``
+/// connections are busy, and at most ``TransportConfiguration/maximumIdleConnectionsPerEndpoint``
+/// more wait idle. The idle list is guarded by its lock; a connection taken from it belongs to the
+/// taker alone.
+final class TransportConnectionPool: Sendable {
+    let endpoint: TransportEndpoint
+    let configuration: TransportConfiguration
+    private let idle = Locked<[TransportConnection]>([])
+    /// Counts free slots. Every `wait` that succeeds is matched by one `signal` (a response holds the
+    /// pool strongly until it gives its slot back, so the semaphore is never freed while in use).
+    private let slots: DispatchSemaphore
+
+    init(endpoint: TransportEndpoint, configuration: TransportConfiguration) {
+        self.endpoint = endpoint
+        self.configuration = configuration
+        slots = DispatchSemaphore(value: configuration.maximumConnectionsPerEndpoint)
+    }
+
+    deinit { closeIdle() }
+
+    /// Takes a slot for one request, waiting at most `timeout` for one to free up; `false` if none did.
+    func reserve(timeout: Duration) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
+        return slots.wait(timeout: .now() + .nanoseconds(max(0, nanoseconds))) == .success
+    }
+
+    /// Gives a slot back.
+    func releaseSlot() {
+        slots.signal()
+    }
+
+    /// The most recently used idle connection that is still young and open, if any; others met on
+    /// the way are closed.
+    func takeIdle() -> TransportConnection? {
+        var discarded: [TransportConnection] = []
+        defer { for connection in discarded { connection.close() } }
+        while let connection = idle.withLock({ $0.popLast() }) {
+            // The clock is read after taking the connection: one put back by another thread a moment
+            // ago may carry a later time than a clock read before the loop.
+            if ContinuousClock.now - connection.idleSince > configuration.idleConnectionLifetime || connection.looksStale {
+                discarded.append(connection)
+                continue
+            }
+            connection.isReused = true
+            return connection
+        }
+        return nil
+    }
+
+    /// Puts back a connection whose exchange completed and that may carry another one.
+    func putBack(_ connection: TransportConnection) {
+        connection.idleSince = .now
+        let kept = idle.withLock { idle -> Bool in
+            guard idle.count < configuration.maximumIdleConnectionsPerEndpoint else { return false }
+            idle.append(connection)
+            return true
+        }
+        if !kept { connection.close() }
+    }
+
+    /// Closes every idle connection.
+    func closeIdle() {
+        let all = idle.withLock { idle -> [TransportConnection] in
+            defer { idle.removeAll() }
+            return idle
+        }
+        for connection in all { connection.close() }
+    }
+
+    /// How many idle connections are kept now.
+    var idleCount: Int { idle.withLock { $0.count } }
+}

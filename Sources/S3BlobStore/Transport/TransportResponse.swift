@@ -1,0 +1,220 @@
+package import BlobSystem
+package import HTTP1
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A response whose head has arrived; its body is read piece by piece with ``read(into:)`` (in
+/// bounded memory, however large), or whole with ``readAll(limit:)``.
+///
+/// Reading the body to its end puts the connection back in the pool when it may carry another
+/// request; ``close()`` (or dropping the response) before the end closes the connection instead.
+/// Used by one thread at a time: unchecked `Sendable` so it can be handed from the thread that
+/// started the request to the one reading the body.
+package final class TransportResponse: @unchecked Sendable {
+    /// The status.
+    package let status: HTTPStatus
+    /// The fields.
+    package let headers: HTTPHeaders
+    /// The body's length when the gateway declared one (`Content-Length`), else `nil`.
+    package let contentLength: Int64?
+
+    private var connection: TransportConnection?
+    private var body: BodyState
+    private let reusable: Bool
+    private let pool: TransportConnectionPool
+    private let method: HTTPMethod
+    private let path: String
+
+    private enum BodyState {
+        case remaining(Int64)
+        case chunked(ChunkedDecoder)
+        case untilClose
+        case done
+    }
+
+    init(
+        response: HTTPResponseParser.Response, connection: TransportConnection, reusable: Bool,
+        pool: TransportConnectionPool, method: HTTPMethod, path: String
+    ) {
+        status = response.status
+        headers = response.headers
+        self.connection = connection
+        self.reusable = reusable && response.keepAlive
+        self.pool = pool
+        self.method = method
+        self.path = path
+        switch response.framing {
+        case .none:
+            body = .done
+            contentLength = method == .head ? response.headers.first(.contentLength).flatMap { Int64($0) } : 0
+        case .contentLength(let length):
+            body = length == 0 ? .done : .remaining(length)
+            contentLength = length
+        case .chunked:
+            body = .chunked(ChunkedDecoder())
+            contentLength = nil
+        case .untilClose:
+            body = .untilClose
+            contentLength = nil
+        }
+        if case .done = body { finish() }
+    }
+
+    deinit { close() }
+
+    /// Whether the whole body has been read.
+    package var isComplete: Bool {
+        if case .done = body { return true }
+        return false
+    }
+
+    /// Copies the next piece of the body into `destination` (at most its size) and returns how many
+    /// bytes; `nil` once the body is complete. Waits at most the idle timeout for more bytes.
+    package func read(into destination: UnsafeMutableRawBufferPointer) throws(TransportError) -> Int? {
+        do throws(TransportError) {
+            return try readPiece(into: destination)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// The rest of the body; throws if it exceeds `limit` bytes (the connection is then closed).
+    package func readAll(limit: Int = 16 << 20) throws(TransportError) -> [UInt8] {
+        var collected: [UInt8] = []
+        if let contentLength, contentLength <= Int64(limit) { collected.reserveCapacity(Int(contentLength)) }
+        let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { piece.deallocate() }
+        while let count = try read(into: piece) {
+            guard collected.count + count <= limit else {
+                close()
+                throw failure(.malformedResponse("the body is longer than the \(limit) bytes expected"))
+            }
+            collected.append(contentsOf: UnsafeRawBufferPointer(rebasing: piece[0..<count]))
+        }
+        return collected
+    }
+
+    /// Reads and drops the rest of the body (so the connection can be reused), up to `limit` bytes;
+    /// a longer rest closes the connection instead.
+    package func discard(limit: Int = 1 << 20) {
+        if case .remaining(let left) = body, left > Int64(limit) {
+            close()
+            return
+        }
+        let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
+        defer { piece.deallocate() }
+        var dropped = 0
+        while dropped <= limit, let count = try? read(into: piece) { dropped += count }
+        close()
+    }
+
+    /// Abandons the response: closes the connection unless the body was read to its end (then the
+    /// connection is already back in the pool). Idempotent.
+    package func close() {
+        guard let connection else { return }
+        self.connection = nil
+        connection.close()
+        pool.releaseSlot()
+    }
+
+    // MARK: Internals
+
+    private func finish() {
+        guard let connection else { return }
+        self.connection = nil
+        if reusable && connection.available == 0 {
+            pool.putBack(connection)
+        } else {
+            connection.close()
+        }
+        pool.releaseSlot()
+    }
+
+    private func failure(_ reason: TransportError.Reason) -> TransportError {
+        TransportError(endpoint: pool.endpoint, method: method, path: path, reason: reason)
+    }
+
+    private func readPiece(into destination: UnsafeMutableRawBufferPointer) throws(TransportError) -> Int? {
+        if case .done = body { return nil }
+        guard let connection else { throw failure(.malformedResponse("the response was closed before its body was read")) }
+        guard destination.count > 0 else { return 0 }
+        let timeout = pool.configuration.idleTimeout
+        while true {
+            switch body {
+            case .done:
+                return nil
+            case .remaining(let remaining):
+                let wanted = Int(min(Int64(destination.count), remaining))
+                let target = UnsafeMutableRawBufferPointer(rebasing: destination[0..<wanted])
+                var count: Int
+                if connection.available > 0 {
+                    count = connection.take(into: target)
+                } else {
+                    do { count = try connection.receive(into: target, timeout: timeout) } catch {
+                        throw failure(error.reason(.receiving))
+                    }
+                    if count == 0 { throw failure(.closedInBody) }
+                }
+                let left = remaining - Int64(count)
+                body = left == 0 ? .done : .remaining(left)
+                if left == 0 { finish() }
+                return count
+            case .chunked(var decoder):
+                if connection.available == 0 {
+                    let received: Int
+                    do { received = try connection.fill(timeout: timeout) } catch { throw failure(error.reason(.receiving)) }
+                    if received == 0 { throw failure(.closedInBody) }
+                }
+                var ranges: [Range<Int>] = []
+                // The payload in `fed` bytes is at most `fed` bytes long, so it fits.
+                let fed = min(destination.count, connection.available)
+                let outcome: Result<(consumed: Int, copied: Int), ChunkedDecodingError> = connection.withUnconsumedBytes { raw in
+                    let slice = UnsafeRawBufferPointer(rebasing: raw[0..<fed])
+                    do throws(ChunkedDecodingError) {
+                        let consumed = try decoder.decode(slice, payload: &ranges)
+                        var copied = 0
+                        for range in ranges where !range.isEmpty {
+                            (destination.baseAddress! + copied).copyMemory(from: slice.baseAddress! + range.lowerBound, byteCount: range.count)
+                            copied += range.count
+                        }
+                        return .success((consumed, copied))
+                    } catch { return .failure(error) }
+                }
+                switch outcome {
+                case .success(let (consumed, copied)):
+                    connection.consume(consumed)
+                    body = decoder.isComplete ? .done : .chunked(decoder)
+                    if decoder.isComplete { finish() }
+                    if copied > 0 { return copied }
+                case .failure(let error):
+                    throw failure(.malformedResponse("bad chunked body: \(error)"))
+                }
+            case .untilClose:
+                if connection.available > 0 { return connection.take(into: destination) }
+                let count: Int
+                do { count = try connection.receive(into: destination, timeout: timeout) } catch {
+                    throw failure(error.reason(.receiving))
+                }
+                if count == 0 {
+                    body = .done
+                    finish()
+                    return nil
+                }
+                return count
+            }
+        }
+    }
+}
+
+/// A whole response: status, fields and body.
+package struct TransportFullResponse: Sendable {
+    /// The status.
+    package let status: HTTPStatus
+    /// The fields.
+    package let headers: HTTPHeaders
+    /// The body.
+    package let body: [UInt8]
+}
