@@ -28,6 +28,13 @@ final class EventLoop: @unchecked Sendable {
     private var thread: pthread_t?
     private let log: Log
     private let inbox = Locked<[Work]>([])
+    /// The inbox's other buffer: swapped with it to take its work (so neither is reallocated).
+    private var takenWork: [Work] = []
+    /// Small puts' lanes, by store (see ``UploadLane``), and those given jobs in the current wake-up.
+    private var uploadLanes: [String: UploadLane] = [:]
+    private var lanesWithReadyJobs: [UploadLane] = []
+    /// Lanes kept before idle ones are forgotten.
+    private static let keptLanes = 256
     private var connections: [Connection?] = []
     private var liveCount = 0
     private var nextSerial: UInt64 = 0
@@ -92,9 +99,16 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Cross-thread entry points
 
     /// Runs `work` on the loop thread soon. Safe from any thread.
+    ///
+    /// Only the post that finds the inbox empty signals the loop: a non-empty inbox has a signal on
+    /// its way already, and the loop takes the whole inbox after consuming the signal, so work that
+    /// arrives in a burst (the completions of one group commit) costs one wake-up.
     func post(_ work: @escaping Work) {
-        inbox.withLock { $0.append(work) }
-        wakeup.signal()
+        let first = inbox.withLock { inbox in
+            inbox.append(work)
+            return inbox.count == 1
+        }
+        if first { wakeup.signal() }
     }
 
     /// Hands a freshly accepted (non-blocking) socket to this loop; a `refused` peer's first
@@ -163,6 +177,8 @@ final class EventLoop: @unchecked Sendable {
                     drive(connection)
                 }
             }
+            // The small puts this wake-up made ready, one batch per store.
+            if !lanesWithReadyJobs.isEmpty { dispatchReadyUploads() }
             // The access-log lines of everything this wake-up answered, in one write.
             if accessLog?.hasPending == true { accessLog!.flush() }
             if streamingCount > 0, DispatchTime.now() >= nextHeartbeat { sendHeartbeats() }
@@ -178,12 +194,9 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func runInbox() {
-        let work = inbox.withLock { inbox -> [Work] in
-            let taken = inbox
-            inbox.removeAll(keepingCapacity: true)
-            return taken
-        }
-        for item in work { item(self) }
+        inbox.withLock { swap(&$0, &takenWork) }
+        for item in takenWork { item(self) }
+        takenWork.removeAll(keepingCapacity: true)
     }
 
     private func register(_ socket: FileDescriptor, refused: Bool, peer: PeerCredentials?) {
@@ -604,45 +617,62 @@ final class EventLoop: @unchecked Sendable {
 
     /// Hands what the connection's upload has staged to a blocking-work job, unless one is running
     /// (its completion calls this again): opens the upload first, appends, and commits once the
-    /// whole body is in. A small PUT whose body came with its head takes one job.
+    /// whole body is in. A small PUT whose body came with its head takes one job, run in its store's
+    /// lane (``UploadLane``) with the others this wake-up made ready; other jobs run on their own.
     private func pumpUpload(_ c: Connection) {
         assertOnLoop()
         guard let feed = c.upload, !feed.jobRunning else { return }
         let opened = feed.opened
         guard opened == nil || !feed.staged.isEmpty || feed.bodyComplete else { return }
-        let bytes = feed.staged, commit = feed.bodyComplete, start = feed.start
+        let job = UploadJob(feed: feed, fd: c.socket.rawValue, start: feed.start, opened: opened, bytes: feed.staged, commit: feed.bodyComplete)
         feed.staged = []
         feed.jobRunning = true
-        let fd = c.socket.rawValue
-        let report: @Sendable (UploadStep) -> Void = { step in
-            self.post { loop in loop.uploadStepped(feed, fd: fd, step: step) }
-        }
-        let pool = pools.quick
-        pool.submit {
-            let upload: OpenedUpload
-            if let opened {
-                upload = opened
-            } else {
-                do { upload = try start.begin() } catch { return report(.refused(error)) }
-            }
-            do {
-                if !bytes.isEmpty { try bytes.withUnsafeBytes { try upload.upload.append($0) } }
-            } catch {
-                upload.claim?.end(committed: false)
-                return report(.failed(error))
-            }
-            guard commit else { return report(.fed(upload)) }
-            // A relaxed commit usually completes right here; a durable one on the store's commit
-            // thread, which must not be held up by the end of a claim (which may remove a folder).
-            upload.upload.commit { result in
-                guard let claim = upload.claim else { return report(.finished(start.finish(result, nil))) }
-                pool.submit { report(.finished(start.finish(result, claim))) }
+        if opened == nil && job.commit && job.bytes.count <= UploadLane.smallBody {
+            let lane = uploadLane(for: job.start.store)
+            if lane.ready.isEmpty { lanesWithReadyJobs.append(lane) }
+            lane.add(job)
+        } else {
+            let pool = pools.quick, reports = UploadReports(loop: self)
+            pool.submit {
+                reports.run(job, pool: pool)
+                reports.deliver()
             }
         }
     }
 
+    /// The lane of `store`'s small puts, made on first use.
+    private func uploadLane(for store: String) -> UploadLane {
+        if let lane = uploadLanes[store] { return lane }
+        if uploadLanes.count >= EventLoop.keptLanes {
+            // Stores come and go: forget the lanes that hold nothing (a later put makes a new one).
+            uploadLanes = uploadLanes.filter { !$0.value.isIdle }
+        }
+        let lane = UploadLane(loop: self, pool: pools.quick)
+        uploadLanes[store] = lane
+        return lane
+    }
+
+    /// Hands each lane the small puts this wake-up made ready.
+    private func dispatchReadyUploads() {
+        for lane in lanesWithReadyJobs { lane.dispatch() }
+        lanesWithReadyJobs.removeAll(keepingCapacity: true)
+    }
+
+    /// Small puts of `store` queued in this loop's lane and not yet taken by its job. For tests;
+    /// safe from any thread but the loop's (it waits for the loop to answer).
+    func queuedSmallPuts(store: String) -> Int {
+        let answer = Locked(0)
+        let answered = DispatchSemaphore(value: 0)
+        post { loop in
+            answer.withLock { $0 = loop.uploadLanes[store]?.queuedCount ?? 0 }
+            answered.signal()
+        }
+        answered.wait()
+        return answer.withLock { $0 }
+    }
+
     /// An upload job finished: go on with the body, or answer.
-    private func uploadStepped(_ feed: UploadFeed, fd: Int32, step: UploadStep) {
+    func uploadStepped(_ feed: UploadFeed, fd: Int32, step: UploadStep) {
         guard Int(fd) < connections.count, let c = connections[Int(fd)], c.upload === feed else {
             // The request ended meanwhile (the client left, or an error was answered): let go of the upload.
             if case .fed(let opened) = step { pools.quick.submit { opened.abandon() } }

@@ -1,3 +1,4 @@
+import BlobProtocol
 import BlobStore
 
 /// What the router decided to do with a request head.
@@ -28,11 +29,47 @@ enum WorkLane: Sendable {
 }
 
 /// How a put's upload starts and ends; run off the loop. (See ``EventLoop`` for the feeding.)
-struct UploadStart: Sendable {
+/// One object rather than closures, made once per PUT and passed by reference from step to step.
+final class UploadStart: Sendable {
+    let stores: StoreDirectory
+    /// The store the put goes to, validated.
+    let store: String
+    /// The blob's identifier, validated.
+    let identifier: String
+    let options: PutOptions
+
+    init(stores: StoreDirectory, store: String, identifier: String, options: PutOptions) {
+        self.stores = stores
+        self.store = store
+        self.identifier = identifier
+        self.options = options
+    }
+
     /// Opens (creating) the store and the upload (blocking).
-    let begin: @Sendable () throws -> OpenedUpload
+    func begin() throws -> OpenedUpload {
+        let (backend, claim) = try stores.storeForPut(store)
+        do {
+            return OpenedUpload(upload: try backend.startUpload(identifier: identifier, options: options), claim: claim)
+        } catch {
+            claim?.end(committed: false)
+            throw error
+        }
+    }
+
     /// The response to a commit's outcome; ends the store claim.
-    let finish: @Sendable (Result<BlobMetadata, any Error>, NewStoreClaim?) -> Response
+    func finish(_ result: Result<BlobMetadata, any Error>, _ claim: NewStoreClaim?) -> Response {
+        if case .success = result { claim?.end(committed: true) } else { claim?.end(committed: false) }
+        switch result {
+        case .success(let metadata):
+            // `created` is kept across overwrites, so it equals `modified` only for a new blob.
+            let created = metadata.created == metadata.modified
+            var response = Response(status: created ? .created : .ok, json: MetadataJSON.encode(metadata))
+            Router.appendMetadataHeaders(metadata, into: &response)
+            return response
+        case .failure(let error):
+            return Router.errorResponse(error)
+        }
+    }
 }
 
 /// An upload and the claim on the store it was started in (see ``StoreDirectory``). Used by one

@@ -187,33 +187,9 @@ extension Router {
             throw BlobStoreError.tooLarge(what: "blob '\(identifier.prefix(100))'", limit: stores.maximumBlobSize, actual: length)
         }
         // The store and the upload are opened off the loop. A claim on a store created for this
-        // put is ended by the outcome below, or released with the request if it ends earlier (a
+        // put is ended by the outcome (`UploadStart.finish`), or released with the request if it ends earlier (a
         // refusal, a malformed body, a vanished client), which removes the store again when no put
         // to it committed.
-        let directory = stores
-        let finalOptions = options
-        return .upload(UploadStart(
-            begin: {
-                let (store, claim) = try directory.storeForPut(name)
-                do {
-                    return OpenedUpload(upload: try store.startUpload(identifier: identifier, options: finalOptions), claim: claim)
-                } catch {
-                    claim?.end(committed: false)
-                    throw error
-                }
-            },
-            finish: { result, claim in
-                if case .success = result { claim?.end(committed: true) } else { claim?.end(committed: false) }
-                switch result {
-                case .success(let metadata):
-                    // `created` is kept across overwrites, so it equals `modified` only for a new blob.
-                    let created = metadata.created == metadata.modified
-                    var response = Response(status: created ? .created : .ok, json: MetadataJSON.encode(metadata))
-                    Router.appendMetadataHeaders(metadata, into: &response)
-                    return response
-                case .failure(let error):
-                    return Router.errorResponse(error)
-                }
-            }))
+        return .upload(UploadStart(stores: stores, store: name, identifier: identifier, options: options))
     }
 }

@@ -47,6 +47,12 @@ final class Server {
         acceptor.start()
     }
 
+    /// Small puts of `store` queued in the loops' lanes, not yet taken by a job (for tests; see
+    /// ``EventLoop/queuedSmallPuts(store:)``).
+    func queuedSmallPuts(store: String) -> Int {
+        loops.reduce(0) { $0 + $1.queuedSmallPuts(store: store) }
+    }
+
     /// Stops accepting, lets the loops finish what is in flight for up to `graceSeconds`, and
     /// returns once they have (or a second after that, when they did not notice).
     func stop(graceSeconds: Double) {

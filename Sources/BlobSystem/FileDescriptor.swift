@@ -60,18 +60,6 @@ package struct FileDescriptor: Hashable, Sendable {
         return FileDescriptor(rawValue: fd)
     }
 
-    /// Creates a regular file with no name in the filesystem of the folder `directory` (`O_TMPFILE`),
-    /// open for reading and writing and close-on-exec. It is freed when its last descriptor closes,
-    /// unless ``FileSystem/link(_:as:)`` names it first.
-    ///
-    /// Throws `EOPNOTSUPP` or `EISDIR` where the filesystem or the kernel cannot create such files.
-    package static func openAnonymous(inDirectory directory: String, permissions: mode_t = 0o644) throws(Errno) -> FileDescriptor {
-        if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.openAnonymous(folder: directory, descriptor: -1)) }
-        let fd = try retryingOnInterrupt { cblob_open_tmpfile(directory, permissions) }
-        if FileSystemSeam.isActive { FileSystemSeam.didPerform(.openAnonymous(folder: directory, descriptor: fd)) }
-        return FileDescriptor(rawValue: fd)
-    }
-
     /// Opens `path` only if the kernel can resolve every component from its caches, so the call never
     /// waits for the disk (`openat2(2)` with `RESOLVE_CACHED`, Linux 5.12+; always close-on-exec).
     ///

@@ -54,48 +54,8 @@ package enum FileSystem {
 
     /// `rename(2)`: atomically replaces `destination` if it exists.
     package static func rename(_ source: String, to destination: String) throws(Errno) {
-        try observed(.rename(from: source, to: destination, noReplace: false)) { () throws(Errno) in
+        try observed(.rename(from: source, to: destination)) { () throws(Errno) in
             _ = try retryingOnInterrupt { Glibc.rename(source, destination) }
-        }
-    }
-
-    /// `renameat2(2)` with `RENAME_NOREPLACE`: fails with `EEXIST` rather than replace.
-    package static func renameNoReplace(_ source: String, to destination: String) throws(Errno) {
-        try observed(.rename(from: source, to: destination, noReplace: true)) { () throws(Errno) in
-            _ = try retryingOnInterrupt { cblob_renameat2(AT_FDCWD, source, AT_FDCWD, destination, cblob_rename_noreplace()) }
-        }
-    }
-
-    /// `link(2)`: a second name for the same file.
-    package static func link(_ existing: String, as newName: String) throws(Errno) {
-        try observed(.link(from: existing, to: newName)) { () throws(Errno) in
-            _ = try retryingOnInterrupt { Glibc.link(existing, newName) }
-        }
-    }
-
-    /// `linkat(2)` of an open file: gives the file behind `descriptor` (such as one from
-    /// ``FileDescriptor/openAnonymous(inDirectory:permissions:)``) the name `newName`, failing with
-    /// `EEXIST` rather than replace anything there.
-    ///
-    /// Goes through the descriptor's `/proc/self/fd` link, which needs no privilege (`AT_EMPTY_PATH`
-    /// needs `CAP_DAC_READ_SEARCH` before Linux 6.10); gives `ENOENT` where `/proc` is not mounted.
-    package static func link(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
-        guard descriptor.rawValue >= 0 else { throw Errno(rawValue: EBADF) }
-        try observed(.linkDescriptor(descriptor: descriptor.rawValue, to: newName)) { () throws(Errno) in try linkThroughProc(descriptor, as: newName) }
-    }
-
-    private static func linkThroughProc(_ descriptor: FileDescriptor, as newName: String) throws(Errno) {
-        // The link's path built on the stack: every relaxed put makes one, and building a String
-        // adds to each put's instructions (`Benchmarks/scripts/instructions put`).
-        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { (source) throws(Errno) in
-            let prefix: StaticString = "/proc/self/fd/"
-            let base = source.baseAddress!
-            base.initialize(from: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
-            let end = prefix.utf8CodeUnitCount + DecimalDigits.write(Int(descriptor.rawValue), to: base + prefix.utf8CodeUnitCount)
-            base[end] = 0
-            _ = try UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: end + 1) { path throws(Errno) in
-                try retryingOnInterrupt { linkat(AT_FDCWD, path, AT_FDCWD, newName, AT_SYMLINK_FOLLOW) }
-            }
         }
     }
 

@@ -7,8 +7,6 @@ import Synchronization
 package enum FileSystemCall: Sendable, Equatable {
     /// `open(2)` of `path` with the raw `flags`; `descriptor` is -1 before the call.
     case open(path: String, flags: Int32, descriptor: Int32)
-    /// `open(O_TMPFILE)`: a file with no name in `folder`; `descriptor` is -1 before the call.
-    case openAnonymous(folder: String, descriptor: Int32)
     /// `close(2)`. Reported only before the call: after it, another thread may get the same number.
     case close(descriptor: Int32)
     /// `write(2)` at the descriptor's offset (`offset` nil) or `pwrite(2)` at `offset`, of `bytes`.
@@ -28,12 +26,8 @@ package enum FileSystemCall: Sendable, Equatable {
     case makeDirectory(path: String)
     /// `rmdir(2)`.
     case removeDirectory(path: String)
-    /// `rename(2)`, or `renameat2(2)` with `RENAME_NOREPLACE` when `noReplace`.
-    case rename(from: String, to: String, noReplace: Bool)
-    /// `link(2)`.
-    case link(from: String, to: String)
-    /// `linkat(2)` of an open file (``FileSystem/link(_:as:)-(FileDescriptor,_)``).
-    case linkDescriptor(descriptor: Int32, to: String)
+    /// `rename(2)`.
+    case rename(from: String, to: String)
     /// `unlink(2)`.
     case unlink(path: String)
 }

@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -32,12 +31,6 @@ long cblob_pread_nowait(int fd, void *buffer, unsigned long count, int64_t offse
     struct iovec vector = { .iov_base = buffer, .iov_len = count };
     return (long)preadv2(fd, &vector, 1, (off_t)offset, RWF_NOWAIT);
 }
-
-int cblob_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
-    return renameat2(olddirfd, oldpath, newdirfd, newpath, flags);
-}
-
-unsigned int cblob_rename_noreplace(void) { return RENAME_NOREPLACE; }
 
 int cblob_syncfs(int fd) { return syncfs(fd); }
 
@@ -75,8 +68,6 @@ int cblob_epoll_wait(int epfd, cblob_epoll_event *out, int capacity, int timeout
 }
 
 int cblob_o_noatime(void) { return O_NOATIME; }
-
-int cblob_open_tmpfile(const char *directory, mode_t mode) { return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, mode); }
 
 uint32_t cblob_epollin(void) { return EPOLLIN; }
 uint32_t cblob_epollout(void) { return EPOLLOUT; }

@@ -44,32 +44,6 @@ import Glibc
         #expect(throws: Errno.fileExists) { try FileDescriptor.open(path, [.writeOnly, .create, .exclusive]) }
     }
 
-    @Test func renameNoReplaceRefusesToOverwrite() throws {
-        try FileDescriptor.open(folder + "/a", [.writeOnly, .create]).close()
-        try FileDescriptor.open(folder + "/b", [.writeOnly, .create]).close()
-        #expect(throws: Errno.fileExists) { try FileSystem.renameNoReplace(folder + "/a", to: folder + "/b") }
-        try FileSystem.renameNoReplace(folder + "/a", to: folder + "/c")
-        #expect(try FileSystem.statusIfExists(folder + "/a") == nil)
-        #expect(try FileSystem.statusIfExists(folder + "/c")?.kind == .regular)
-    }
-
-    @Test func anAnonymousFileHasNoNameUntilLinkedAndALinkNeverReplaces() throws {
-        try FileSystem.makeDirectory(folder + "/anon")
-        let file = try FileDescriptor.openAnonymous(inDirectory: folder + "/anon")
-        try file.closeAfter {
-            try Array("anonymous".utf8).withUnsafeBytes { try file.writeAll($0) }
-            #expect(try DirectoryStream.entries(of: folder + "/anon").isEmpty, "an O_TMPFILE file showed up in its folder")
-            #expect(try file.status().linkCount == 0)
-            try FileDescriptor.open(folder + "/taken", [.writeOnly, .create]).close()
-            #expect(throws: Errno.fileExists) { try FileSystem.link(file, as: self.folder + "/taken") }
-            #expect(try FileSystem.status(folder + "/taken").size == 0, "a link replaced an existing file")
-            try FileSystem.link(file, as: folder + "/named")
-            #expect(try file.status().linkCount == 1)
-        }
-        #expect(try String(contentsOfFile: folder + "/named", encoding: .utf8) == "anonymous")
-        #expect(throws: Errno.notDirectory) { try FileDescriptor.openAnonymous(inDirectory: self.folder + "/named") }
-    }
-
     @Test func directoryListingSkipsDotEntries() throws {
         try FileSystem.makeDirectory(folder + "/d")
         for name in ["one", "two", "three"] { try FileDescriptor.open(folder + "/d/" + name, [.writeOnly, .create]).close() }

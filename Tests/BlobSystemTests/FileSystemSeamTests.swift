@@ -22,9 +22,7 @@ private final class FolderHook: FileSystemHook, @unchecked Sendable {
     private func concerns(_ call: FileSystemCall, _ descriptors: Set<Int32>) -> Bool {
         switch call {
         case .open(let path, _, _), .makeDirectory(let path), .removeDirectory(let path), .unlink(let path),
-            .rename(let path, _, _), .link(let path, _):
-            return path.hasPrefix(folder)
-        case .openAnonymous(let path, _), .linkDescriptor(_, let path):
+            .rename(let path, _):
             return path.hasPrefix(folder)
         case .close(let fd), .write(let fd, _, _), .seek(let fd, _), .resize(let fd, _), .dataSync(let fd), .sync(let fd),
             .syncFileSystem(let fd):
@@ -48,7 +46,7 @@ private final class FolderHook: FileSystemHook, @unchecked Sendable {
         state.withLock { state in
             guard concerns(call, state.descriptors) else { return }
             switch call {
-            case .open(_, _, let fd), .openAnonymous(_, let fd): state.descriptors.insert(fd)
+            case .open(_, _, let fd): state.descriptors.insert(fd)
             default: break
             }
             state.calls.append(call)
@@ -81,15 +79,14 @@ private final class FolderHook: FileSystemHook, @unchecked Sendable {
             try fd.sync()
             try fd.close()
             try FileSystem.rename(folder + "/d/f", to: folder + "/d/g")
-            try FileSystem.renameNoReplace(folder + "/d/g", to: folder + "/d/h")
-            try FileSystem.link(folder + "/d/h", as: folder + "/d/i")
+            try FileSystem.rename(folder + "/d/g", to: folder + "/d/h")
             try FileSystem.unlink(folder + "/d/h")
             try FileSystem.syncDirectory(folder + "/d")
         }
         let path = folder + "/d/f"
         let calls = hook.calls
-        #expect(calls.count == 15, "\(calls)")
-        guard calls.count == 15, case .open(path, let flags, let opened) = calls[1] else { return }
+        #expect(calls.count == 14, "\(calls)")
+        guard calls.count == 14, case .open(path, let flags, let opened) = calls[1] else { return }
         #expect(flags & O_CREAT != 0 && opened == fd.rawValue)
         #expect(calls[0] == .makeDirectory(path: folder + "/d"))
         #expect(calls[2] == .write(descriptor: opened, offset: nil, bytes: [1, 2, 3]))
@@ -98,19 +95,18 @@ private final class FolderHook: FileSystemHook, @unchecked Sendable {
         #expect(calls[5] == .dataSync(descriptor: opened))
         #expect(calls[6] == .sync(descriptor: opened))
         #expect(calls[7] == .close(descriptor: opened))
-        #expect(calls[8] == .rename(from: path, to: folder + "/d/g", noReplace: false))
-        #expect(calls[9] == .rename(from: folder + "/d/g", to: folder + "/d/h", noReplace: true))
-        #expect(calls[10] == .link(from: folder + "/d/h", to: folder + "/d/i"))
-        #expect(calls[11] == .unlink(path: folder + "/d/h"))
-        guard case .open(folder + "/d", _, let directory) = calls[12] else {
-            Issue.record("\(calls[12])")
+        #expect(calls[8] == .rename(from: path, to: folder + "/d/g"))
+        #expect(calls[9] == .rename(from: folder + "/d/g", to: folder + "/d/h"))
+        #expect(calls[10] == .unlink(path: folder + "/d/h"))
+        guard case .open(folder + "/d", _, let directory) = calls[11] else {
+            Issue.record("\(calls[11])")
             return
         }
-        #expect(calls[13] == .sync(descriptor: directory))
-        #expect(calls[14] == .close(descriptor: directory))
+        #expect(calls[12] == .sync(descriptor: directory))
+        #expect(calls[13] == .close(descriptor: directory))
 
-        try FileSystem.unlink(folder + "/d/i")
-        #expect(hook.calls.count == 15, "an uninstalled hook sees nothing")
+        try FileSystem.makeDirectory(folder + "/e")
+        #expect(hook.calls.count == 14, "an uninstalled hook sees nothing")
     }
 
     /// A hook that refuses a call makes it fail with its errno, and the call is not made.

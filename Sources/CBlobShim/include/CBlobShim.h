@@ -8,17 +8,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/// renameat2(2). Returns 0 or -1 with errno set.
-int cblob_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
-
-/// RENAME_NOREPLACE: fail with EEXIST instead of replacing the target.
-unsigned int cblob_rename_noreplace(void);
-
-/// open(2) of `directory` with O_TMPFILE | O_RDWR | O_CLOEXEC: a new regular file with no name, in
-/// that directory's filesystem, freed when its last descriptor closes unless linkat(2) names it first.
-/// Returns the fd or -1 with errno set (EOPNOTSUPP or EISDIR where the filesystem or kernel cannot).
-int cblob_open_tmpfile(const char *directory, mode_t mode);
-
 /// O_NOATIME (needs _GNU_SOURCE, so not visible to Swift's Glibc module).
 int cblob_o_noatime(void);
 

@@ -40,12 +40,8 @@ final class MutationRecorder: FileSystemHook, @unchecked Sendable {
         switch call {
         case .open(let path, _, _), .makeDirectory(let path), .removeDirectory(let path), .unlink(let path):
             return isUnder(path) ? path : nil
-        case .openAnonymous(let folder, _):
-            return isUnder(folder + "/") ? folder : nil
-        case .rename(let from, let to, _), .link(let from, let to):
+        case .rename(let from, let to):
             return isUnder(from) || isUnder(to) ? to : nil
-        case .linkDescriptor(let descriptor, let to):
-            return open[descriptor] != nil || isUnder(to) ? to : nil
         case .close(let descriptor), .write(let descriptor, _, _), .seek(let descriptor, _), .resize(let descriptor, _),
             .dataSync(let descriptor), .sync(let descriptor), .syncFileSystem(let descriptor):
             return open[descriptor]
@@ -70,7 +66,6 @@ final class MutationRecorder: FileSystemHook, @unchecked Sendable {
             guard keptPath(call, open: state.open) != nil else { return }
             switch call {
             case .open(let path, _, let descriptor): state.open[descriptor] = path
-            case .openAnonymous(let folder, let descriptor): state.open[descriptor] = folder
             default: break
             }
             state.entries.append(.call(call))

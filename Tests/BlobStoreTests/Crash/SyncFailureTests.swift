@@ -119,7 +119,7 @@ struct SyncFailureTests {
             let replaced = Array(recorder.entries[middle...])
             let sync = replaced.firstIndex { if case .call(.dataSync) = $0 { true } else { false } }
             let rename = replaced.firstIndex { entry in
-                if case .call(.rename(_, let to, _)) = entry { to.hasSuffix("/relaxed/b/1/blob") } else { false }
+                if case .call(.rename(_, let to)) = entry { to.hasSuffix("/relaxed/b/1/blob") } else { false }
             }
             #expect(sync != nil && rename != nil && sync! < rename!, "content synced before the rename that replaces")
             #expect(try await store.get("blob") == Data("replacement".utf8))

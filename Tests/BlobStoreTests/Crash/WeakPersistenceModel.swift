@@ -93,8 +93,6 @@ struct WeakPersistenceModel {
             guard let inode else { return problems.append("open of unknown \(path)") }
             if flags & O_TRUNC != 0 { inodes[inode].data = [] }
             descriptors[descriptor] = OpenFile(inode: inode, offset: 0)
-        case .openAnonymous(_, let descriptor):
-            descriptors[descriptor] = OpenFile(inode: newInode(.file), offset: 0)
         case .close(let descriptor):
             descriptors[descriptor] = nil
         case .write(let descriptor, let offset, let bytes):
@@ -131,19 +129,13 @@ struct WeakPersistenceModel {
         case .removeDirectory(let path), .unlink(let path):
             guard let (folder, name) = parent(path) else { return problems.append("removal in unknown \(path)") }
             bind(folder, name, nil)
-        case .rename(let from, let to, _):
+        case .rename(let from, let to):
             guard let (source, sourceName) = parent(from), let inode = inodes[source].entries[sourceName],
                 let (target, targetName) = parent(to)
             else { return problems.append("rename of unknown \(from)") }
             if inodes[target].entries[targetName] == inode { return }  // two names of one file: rename does nothing
             bind(source, sourceName, nil)
             bind(target, targetName, inode)
-        case .link(let from, let to):
-            guard let inode = lookup(from), let (folder, name) = parent(to) else { return problems.append("link of unknown \(from)") }
-            bind(folder, name, inode)
-        case .linkDescriptor(let descriptor, let to):
-            guard let file = descriptors[descriptor], let (folder, name) = parent(to) else { return problems.append("link of unknown descriptor") }
-            bind(folder, name, file.inode)
         }
     }
 
