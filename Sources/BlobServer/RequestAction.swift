@@ -31,25 +31,40 @@ enum WorkLane: Sendable {
 /// How a put's upload starts and ends; run off the loop. (See ``EventLoop`` for the feeding.)
 /// One object rather than closures, made once per PUT and passed by reference from step to step.
 final class UploadStart: Sendable {
+    /// What the body is.
+    enum Purpose: Sendable {
+        /// A blob's content (`PUT /v1/stores/{store}/blobs/{id}`), identifier and options validated.
+        case blob(identifier: String, options: PutOptions)
+        /// A store's policy update (`PUT /v1/stores/{store}`), whose commit leaves its response in `answer`.
+        case policy(answer: PolicyAnswer)
+    }
+
     let stores: StoreDirectory
     /// The store the put goes to, validated.
     let store: String
-    /// The blob's identifier, validated.
-    let identifier: String
-    let options: PutOptions
+    let purpose: Purpose
 
-    init(stores: StoreDirectory, store: String, identifier: String, options: PutOptions) {
+    init(stores: StoreDirectory, store: String, purpose: Purpose) {
         self.stores = stores
         self.store = store
-        self.identifier = identifier
-        self.options = options
+        self.purpose = purpose
+    }
+
+    /// A blob's upload.
+    convenience init(stores: StoreDirectory, store: String, identifier: String, options: PutOptions) {
+        self.init(stores: stores, store: store, purpose: .blob(identifier: identifier, options: options))
     }
 
     /// Opens (creating) the store and the upload (blocking).
     func begin() throws -> OpenedUpload {
         let (backend, claim) = try stores.storeForPut(store)
         do {
-            return OpenedUpload(upload: try backend.startUpload(identifier: identifier, options: options), claim: claim)
+            switch purpose {
+            case .blob(let identifier, let options):
+                return OpenedUpload(upload: try backend.startUpload(identifier: identifier, options: options), claim: claim)
+            case .policy(let answer):
+                return OpenedUpload(upload: PolicyUpload(store: backend, created: claim != nil, answer: answer), claim: claim)
+            }
         } catch {
             claim?.end(committed: false)
             throw error
@@ -59,6 +74,9 @@ final class UploadStart: Sendable {
     /// The response to a commit's outcome; ends the store claim.
     func finish(_ result: Result<BlobMetadata, any Error>, _ claim: NewStoreClaim?) -> Response {
         if case .success = result { claim?.end(committed: true) } else { claim?.end(committed: false) }
+        if case .policy(let answer) = purpose, case .success = result {
+            return answer.response.withLock { $0 } ?? Router.errorResponse(APIError(.internalError, "the policy update left no answer"))
+        }
         switch result {
         case .success(let metadata):
             // `created` is kept across overwrites, so it equals `modified` only for a new blob.

@@ -33,20 +33,7 @@ extension Router {
     /// is read like a blob's, through an upload that keeps it in memory; the store is created if
     /// needed, and discarded again, as for a blob PUT, when the update is refused.
     private func putPolicy(store name: String) -> RequestAction {
-        let directory = stores
-        let answer = PolicyAnswer()
-        return .upload(UploadStart(
-            begin: {
-                let (store, claim) = try directory.storeForPut(name)
-                return OpenedUpload(upload: PolicyUpload(store: store, created: claim != nil, answer: answer), claim: claim)
-            },
-            finish: { result, claim in
-                if case .success = result { claim?.end(committed: true) } else { claim?.end(committed: false) }
-                switch result {
-                case .success: return answer.response.withLock { $0 } ?? Router.errorResponse(APIError(.internalError, "the policy update left no answer"))
-                case .failure(let error): return Router.errorResponse(error)
-                }
-            }))
+        .upload(UploadStart(stores: stores, store: name, purpose: .policy(answer: PolicyAnswer())))
     }
 
     /// The expiry a PUT's `Blob-Expires` and `Cache-Control` ask for (``BlobExpiry/storeDefault``

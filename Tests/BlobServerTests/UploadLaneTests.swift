@@ -211,6 +211,8 @@ final class HeldCommitStore: ServedBackend {
     func list(_ query: ListQuery) async throws -> ListPage { try await inner.list(query) }
     func verify(repair: Bool) async throws -> VerificationReport { try await inner.verify(repair: repair) }
     func statistics() async throws -> StoreStatistics { try await inner.statistics() }
+    func policy() async throws -> StorePolicy { try await inner.policy() }
+    func setPolicy(_ policy: StorePolicy) async throws { try await inner.setPolicy(policy) }
     func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) { inner.observeChanges(observer) }
 }
 

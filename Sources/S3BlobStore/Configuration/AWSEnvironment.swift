@@ -1,4 +1,4 @@
-package import BlobSystem
+internal import BlobSystem
 
 #if canImport(Glibc)
 import Glibc

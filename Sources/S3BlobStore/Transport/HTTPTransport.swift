@@ -1,5 +1,5 @@
-package import BlobSystem
-package import HTTP1
+internal import BlobSystem
+internal import HTTP1
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-package import BlobSystem
+internal import BlobSystem
 import Dispatch
 
 /// A request body fed by `async` code: the producer ``send(_:)``s chunks and ``finish()``es; the

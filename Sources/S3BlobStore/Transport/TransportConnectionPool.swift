@@ -1,4 +1,4 @@
-package import BlobSystem
+internal import BlobSystem
 import Dispatch
 
 /// The connections to one endpoint: a bound on requests in flight, and the idle keep-alive

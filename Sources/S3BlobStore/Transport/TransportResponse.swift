@@ -1,4 +1,4 @@
-package import BlobSystem
+internal import BlobSystem
 package import HTTP1
 
 #if canImport(Glibc)
