@@ -17,6 +17,7 @@ enum Catalogue {
         PutScenario(durability: .relaxed),
         PutScenario(durability: .durable),
         OverwriteScenario(),
+        PutAtLimitScenario(),
         GetScenario(),
         ListScenario(),
         DaemonGetScenario(),

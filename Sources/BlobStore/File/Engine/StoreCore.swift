@@ -147,7 +147,7 @@ final class StoreCore: Sendable {
                 storeQueue: queue, index: index,
                 submit: { [weak self] mutation, completion in
                     guard let self else { return completion(.failure(CancellationError())) }
-                    self.writes.submit(mutation, completion: completion)
+                    self.writes.submit(mutation, inline: true, completion: completion)
                 }))
     }
 

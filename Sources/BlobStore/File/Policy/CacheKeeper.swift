@@ -266,19 +266,18 @@ final class CacheKeeper: Sendable {
         if victims.count == CacheKeeper.batchSize { queue.async { [weak self] in self?.sweepRound() } }
     }
 
-    /// Commits a drop of each victim and waits for the batch; returns how many were removed.
+    /// Commits one drop of all `victims` and waits for it; returns how many were removed. Submitted
+    /// inline: this queue's thread may block, so when no batch is being committed it commits the
+    /// drop itself, sparing the commit thread (and the puts it would hold up) the hand-off.
     private func drop(_ victims: [CacheVictim], reason: BlobChange.Reason) -> Int {
         guard let parts = engine.withLock({ $0 }) else { return 0 }
-        let group = DispatchGroup()
+        let done = DispatchSemaphore(value: 0)
         let removed = Locked(0)
-        for victim in victims {
-            group.enter()
-            parts.submit(.drop(victim, reason: reason)) { result in
-                if case .success(.dropped(_, _?)) = result { removed.withLock { $0 += 1 } }
-                group.leave()
-            }
+        parts.submit(.drop(victims, reason: reason)) { result in
+            if case .success(.dropped(let identifiers, _)) = result { removed.withLock { $0 = identifiers.count } }
+            done.signal()
         }
-        group.wait()
+        done.wait()
         return removed.withLock { $0 }
     }
 

@@ -135,8 +135,8 @@ final class ChangeApplier: Sendable {
                 case .remove(let identifier, _, _):
                     touched.insert(identifier)
                     return nil
-                case .drop(let victim, _):
-                    touched.insert(victim.identifier)
+                case .drop(let victims, _):
+                    for victim in victims { touched.insert(victim.identifier) }
                     return nil
                 case .put(let put):
                     guard !everything, touched.insert(put.identifier).inserted else { return nil }
@@ -207,14 +207,17 @@ final class ChangeApplier: Sendable {
             totals.set(StoreStatistics(count: 0, bytes: 0))
             catalog.clear()
             return .removedAll
-        case .drop(let victim, let reason):
-            return try drop(victim, reason: reason, touched: &touched)
+        case .drop(let victims, let reason):
+            var removed: [String] = []
+            for victim in victims where try drop(victim, reason: reason, touched: &touched) { removed.append(victim.identifier) }
+            return .dropped(identifiers: removed, reason: reason)
         }
     }
 
     /// Removes `victim` for cache mode if it is still the stored version (and still expired, for an
     /// expiry): the same unlink, counts and catalog update as a remove, in the same barrier kind.
-    private func drop(_ victim: CacheVictim, reason: BlobChange.Reason, touched: inout Set<String>) throws -> MutationOutcome {
+    /// Whether it removed `victim`.
+    private func drop(_ victim: CacheVictim, reason: BlobChange.Reason, touched: inout Set<String>) throws -> Bool {
         let (folder, path, bucketIndex) = index.location(of: victim.identifier)
         guard case .present(let header) = try storedVersion(at: path), header.identifier == victim.identifier,
             header.checksum == victim.checksum, header.modifiedNanoseconds == victim.modifiedNanoseconds,
@@ -222,14 +225,14 @@ final class ChangeApplier: Sendable {
         else {
             // Gone or damaged behind the catalog's back (a repair moved it aside): forget that version.
             catalog.forget(victim)
-            return .dropped(identifier: victim.identifier, reason: nil)
+            return false
         }
         try io("remove", path) { try FileSystem.unlink(path) }
         touched.insert(folder)
         totals.adjust(count: -1, bytes: -header.size)
         index.adjustCount(bucketAt: bucketIndex, by: -1)
         catalog.removed(victim.identifier)
-        return .dropped(identifier: victim.identifier, reason: reason)
+        return true
     }
 
     /// What is stored at `path`, for a commit (counted in ``StoreTestHooks/commitLookups``).

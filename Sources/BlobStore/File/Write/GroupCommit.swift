@@ -143,8 +143,8 @@ final class GroupCommit: Sendable {
             case .success(.stored(let metadata)): changes.append((.put(metadata), .requested))
             case .success(.removed(let identifier, true)): changes.append((.removed(identifier: identifier), .requested))
             case .success(.removedAll): changes.append((.removedAll, .requested))
-            case .success(.dropped(let identifier, let reason?)): changes.append((.removed(identifier: identifier), reason))
-            case .success(.removed(_, false)), .success(.dropped(_, nil)), .failure: break
+            case .success(.dropped(let identifiers, let reason)): changes += identifiers.map { (.removed(identifier: $0), reason) }
+            case .success(.removed(_, false)), .failure: break
             }
         }
         broadcaster.publish(changes)

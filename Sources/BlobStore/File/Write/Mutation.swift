@@ -7,11 +7,11 @@ enum Mutation: Sendable {
     case put(PreparedPut)
     case remove(identifier: String, condition: WriteCondition, durable: Bool)
     case removeAll(durable: Bool)
-    /// Cache mode removing a blob (``CacheKeeper``): `reason` is ``BlobChange/Reason/evicted`` or
-    /// ``BlobChange/Reason/expired``; nothing happens unless `victim` is still the stored version
-    /// (and, for an expiry, still expired at the barrier's time). Never durable: a crash that undoes
-    /// it leaves a blob the next eviction or sweep picks again.
-    case drop(CacheVictim, reason: BlobChange.Reason)
+    /// Cache mode removing blobs (``CacheKeeper``), a round's worth in one mutation: `reason` is
+    /// ``BlobChange/Reason/evicted`` or ``BlobChange/Reason/expired``; a victim is removed only if it
+    /// is still the stored version (and, for an expiry, still expired at the barrier's time). Never
+    /// durable: a crash that undoes it leaves blobs the next eviction or sweep picks again.
+    case drop([CacheVictim], reason: BlobChange.Reason)
 
     var durable: Bool {
         switch self {
@@ -27,8 +27,9 @@ enum MutationOutcome: Sendable {
     case stored(BlobMetadata)
     case removed(identifier: String, existed: Bool)
     case removedAll
-    /// A ``Mutation/drop(_:reason:)`` removed the blob (`reason`), or found it replaced or gone (`nil`).
-    case dropped(identifier: String, reason: BlobChange.Reason?)
+    /// A ``Mutation/drop(_:reason:)`` removed these blobs (for `reason`); the other victims were
+    /// replaced or gone.
+    case dropped(identifiers: [String], reason: BlobChange.Reason)
 }
 
 extension Result where Success == MutationOutcome {
