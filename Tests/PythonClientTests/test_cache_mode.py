@@ -27,6 +27,7 @@ class CacheModeTests(DaemonTestCase):
     def test_an_expired_blob_is_not_served_and_its_removal_is_an_expired_event(self) -> None:
         store = self.store()
         with self.client.watch(store, timeout=20) as events:
+            events.open()  # subscribed before the put (iteration would connect only after the sweep)
             self.client.put(store, "a", b"x", max_age=1)
             time.sleep(1.5)
             self.assertError(self.request("GET", f"/v1/stores/{store}/blobs/a"), 404, "not_found")
