@@ -49,6 +49,14 @@ package protocol ServedBackend: AnyObject, Sendable {
     /// acknowledged to its writer (so whoever sees the acknowledgement can rely on the observer
     /// having seen it). The observer must be quick and must not call back into the store.
     func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void)
+
+    /// The memory tier's figures, for a backend that has one (`nil` otherwise). Never blocks.
+    var memoryTierFigures: MemoryTierStatistics? { get }
+}
+
+extension ServedBackend {
+    /// No memory tier.
+    package var memoryTierFigures: MemoryTierStatistics? { nil }
 }
 
 /// One blob version opened for serving: its metadata and a way to its content, either bytes in

@@ -40,11 +40,13 @@ final class ChangeApplier: Sendable {
     private let reclaimQueue: DispatchQueue
     private let index: BucketIndex
     private let totals: StoreTotals
+    /// Dropped from in the barrier, before and after the files change (``MemoryTier``).
+    private let tier: MemoryTier
     private let hooks: StoreTestHooks
 
     init(
         store: String, paths: StorePaths, queue: DispatchQueue, reclaimQueue: DispatchQueue, index: BucketIndex, totals: StoreTotals,
-        hooks: StoreTestHooks
+        tier: MemoryTier, hooks: StoreTestHooks
     ) {
         self.store = store
         self.paths = paths
@@ -52,6 +54,7 @@ final class ChangeApplier: Sendable {
         self.reclaimQueue = reclaimQueue
         self.index = index
         self.totals = totals
+        self.tier = tier
         self.hooks = hooks
     }
 
@@ -79,6 +82,9 @@ final class ChangeApplier: Sendable {
     func apply(_ batch: PreparedBatch, contentFailures: [String: any Error]) -> CommittedBatch {
         let mutations = batch.mutations
         let (results, touched, reclaim, dropped) = queue.sync(flags: .barrier) {
+            // The memory tier never outlives a change: see `MemoryTier`, "Never stale".
+            tier.willChange(mutations)
+            defer { tier.didChange(mutations) }
             var touched = Set<String>()
             var reclaim: [String] = []
             var dropped: [TempFile] = []
