@@ -18,6 +18,7 @@ enum Catalogue {
         PutScenario(durability: .durable),
         OverwriteScenario(),
         GetScenario(),
+        MemoryTierScenario(),
         ListScenario(),
         DaemonGetScenario(),
         DaemonPutScenario(),
