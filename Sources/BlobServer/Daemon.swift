@@ -51,7 +51,7 @@ package enum Daemon {
         log(.info, "durability \(configuration.durability.rawValue), event loops \(configuration.eventLoopCount), "
             + "allowed group \(configuration.allowedGroup.map(String.init) ?? "none"), log level \(configuration.logLevel), "
             + "event heartbeat \(configuration.heartbeatSeconds) s, log format \(configuration.logFormat.rawValue), "
-            + "access log \(describe(configuration.effectiveAccessLog))")
+            + "access log \(describe(configuration.effectiveAccessLog)), memory tier \(configuration.memoryTierBytes) bytes per store")
 
         raiseOpenFileLimit(log: log)
         let accessLog = try AccessLog.open(configuration.effectiveAccessLog, format: configuration.logFormat)
@@ -107,7 +107,7 @@ package enum Daemon {
         }
         defer { try? listener.close() }
 
-        let storeConfiguration = StoreConfiguration(durability: configuration.durability)
+        let storeConfiguration = StoreConfiguration(durability: configuration.durability, memoryTierBytes: configuration.memoryTierBytes)
         let catalog: any ServedBackendCatalog =
             memory ? MemoryStoreCatalog() : FileStoreCatalog(root: configuration.root, configuration: storeConfiguration)
         let server = try Server(

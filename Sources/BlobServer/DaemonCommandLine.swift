@@ -16,7 +16,7 @@ package enum DaemonCommandLine {
         ("--root", "BLOBD_ROOT"), ("--socket", "BLOBD_SOCKET"), ("--durability", "BLOBD_DURABILITY"),
         ("--event-loops", "BLOBD_EVENT_LOOPS"), ("--allow-group", "BLOBD_ALLOW_GROUP"), ("--log-level", "BLOBD_LOG_LEVEL"),
         ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
-        ("--backend", "BLOBD_BACKEND"),
+        ("--backend", "BLOBD_BACKEND"), ("--memory-tier", "BLOBD_MEMORY_TIER"),
     ]
 
     /// The `--help` text.
@@ -24,7 +24,7 @@ package enum DaemonCommandLine {
         usage: blobd [--root DIR] [--socket PATH] [--durability durable|relaxed] [--event-loops N]
                      [--allow-group GID] [--log-level error|info|debug] [--log-format text|json]
                      [--access-log off|stderr|PATH] [--heartbeat SECONDS] [--backend file|memory]
-                     [--help] [--version]
+                     [--memory-tier BYTES] [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
         Each setting may instead come from the environment variable shown after it (env NAME); a flag wins
         over its variable, and an empty variable counts as unset.
@@ -44,6 +44,9 @@ package enum DaemonCommandLine {
           --backend KIND      file (default: one folder per store under --root) or memory (stores
                               live in the daemon's memory and are gone when it exits; no root is
                               used); env BLOBD_BACKEND
+          --memory-tier BYTES each file store keeps its hot blobs of up to 64 KiB in memory, within
+                              BYTES (suffix K, M or G: powers of 1024; default 64M; 0 turns it off);
+                              env BLOBD_MEMORY_TIER
           --version           print the version and exit
         """
 
@@ -143,6 +146,11 @@ package enum DaemonCommandLine {
         case "--backend":
             guard let text = value, let backend = BackendKind(rawValue: text) else { return "must be file or memory" }
             configuration.backend = backend
+        case "--memory-tier":
+            guard let text = value, let bytes = DaemonCommandLine.byteCount(text) else {
+                return "must be a number of bytes, optionally with K, M or G (powers of 1024), up to 1T"
+            }
+            configuration.memoryTierBytes = bytes
         case "--heartbeat":
             guard let text = value, let seconds = Double(text), seconds >= 0.05, seconds <= 3600 else {
                 return "must be a number of seconds from 0.05 to 3600"
@@ -152,5 +160,21 @@ package enum DaemonCommandLine {
             return "is not a setting"
         }
         return nil
+    }
+
+    /// `N`, `NK`, `NM`, `NG` or `NT` (powers of 1024; a trailing `B` or `iB` allowed) as bytes, up to 1 TiB.
+    static func byteCount(_ text: String) -> Int? {
+        var digits = Substring(text.uppercased())
+        for suffix in ["IB", "B"] where digits.hasSuffix(suffix) && digits.count > suffix.count {
+            digits = digits.dropLast(suffix.count)
+            break
+        }
+        var shift = 0
+        if let last = digits.last, let position = "KMGT".firstIndex(of: last) {
+            shift = 10 * ("KMGT".distance(from: "KMGT".startIndex, to: position) + 1)
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = Int(digits), count >= 0, count <= (1 << 40) >> shift else { return nil }
+        return count << shift
     }
 }

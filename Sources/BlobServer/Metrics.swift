@@ -71,8 +71,9 @@ final class Metrics: Sendable {
     /// A peer failed the credentials check.
     func connectionRefused() { connections.withLock { $0.refused += 1 } }
 
-    /// The metrics page. `stores` are the per-store totals to include as gauges.
-    func render(stores: [(name: String, statistics: StoreStatistics)], eventSubscribers: Int) -> [UInt8] {
+    /// The metrics page. `stores` are the per-store totals to include as gauges, with each store's
+    /// memory tier figures where it has a tier.
+    func render(stores: [(name: String, statistics: StoreStatistics, memoryTier: MemoryTierStatistics?)], eventSubscribers: Int) -> [UInt8] {
         var total = Shard()
         for shard in shards {
             shard.withLock { shard in
@@ -121,6 +122,7 @@ final class Metrics: Sendable {
         for store in stores { text += "blobstore_store_blobs{store=\"\(store.name)\"} \(store.statistics.count)\n" }
         family("blobstore_store_bytes", "gauge", "Content bytes per store.")
         for store in stores { text += "blobstore_store_bytes{store=\"\(store.name)\"} \(store.statistics.bytes)\n" }
+        MemoryTierMetrics.render(stores.compactMap { store in store.memoryTier.map { (store.name, $0) } }, into: &text)
         return Array(text.utf8)
     }
 }

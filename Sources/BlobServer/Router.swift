@@ -194,10 +194,10 @@ final class Router: Sendable {
         return .offload(.scan) {
             // Only the stores this daemon has open: opening one takes its lock, which would shut
             // other processes out of stores the daemon never served.
-            var totals: [(name: String, statistics: StoreStatistics)] = []
+            var totals: [(name: String, statistics: StoreStatistics, memoryTier: MemoryTierStatistics?)] = []
             for (name, store) in directory.openStores().sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }) {
                 guard let statistics = try? await store.statistics() else { continue }
-                totals.append((name, statistics))
+                totals.append((name, statistics, store.memoryTierFigures))
             }
             var response = Response(status: .ok)
             response.header(.contentType, MediaType.metrics)

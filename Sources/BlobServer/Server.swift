@@ -29,8 +29,9 @@ final class Server {
             // Observed before the store is handed out, so no change is missed; and synchronously by
             // whichever thread commits, so an event is in the log before its writer gets the acknowledgement.
             store.observeChanges {
-                events.append($0)
+                // Counted first: whoever sees the event may read the metrics next.
                 policyCounters.record($0)
+                events.append($0)
             }
             if let warning = (store as? PersistentDataStore)?.syncWarning { log(.error, "store \(store.name): \(warning)") }
         }

@@ -36,12 +36,19 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var shutdownGraceSeconds: Double
     /// Seconds between `:` heartbeat comments on idle event streams.
     package var heartbeatSeconds: Double
+    /// Each file store's memory tier budget in bytes (0: off); see ``BlobStore/StoreConfiguration/memoryTierBytes``.
+    package var memoryTierBytes: Int
+
+    /// blobd's default memory tier budget per open store, 64 MiB: a daemon serves many clients' hot
+    /// sets (some 14,000 blobs of 4 KiB), and is the one process holding them.
+    package static let defaultMemoryTierBytes = 64 << 20
 
     /// Creates a configuration; the defaults are those of `blobd` started without flags.
     package init(
         backend: BackendKind = .file, root: URL = StoreRoot.defaultURL, socketPath: String = ServerConfiguration.defaultSocketPath(),
         durability: Durability = .durable, eventLoopCount: Int = 2, allowedGroup: UInt32? = nil,
-        logLevel: LogLevel = .info, logFormat: LogFormat = .text, accessLog: AccessLogDestination? = nil, shutdownGraceSeconds: Double = 5, heartbeatSeconds: Double = 15
+        logLevel: LogLevel = .info, logFormat: LogFormat = .text, accessLog: AccessLogDestination? = nil, shutdownGraceSeconds: Double = 5, heartbeatSeconds: Double = 15,
+        memoryTierBytes: Int = ServerConfiguration.defaultMemoryTierBytes
     ) {
         self.backend = backend
         self.root = root
@@ -54,6 +61,7 @@ package struct ServerConfiguration: Sendable, Hashable {
         self.accessLog = accessLog
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.heartbeatSeconds = heartbeatSeconds
+        self.memoryTierBytes = memoryTierBytes
     }
 
     /// Where access-log lines go: ``accessLog`` if set, else stderr when ``logLevel`` is

@@ -66,7 +66,9 @@ package struct FileDescriptor: Hashable, Sendable {
     /// Throws ``Errno/wouldBlock`` when some component is not cached, and `ENOSYS` or `EINVAL` where
     /// the kernel lacks the call or the flag. `options` must not contain `create` or `truncate`.
     package static func openIfCached(_ path: String, _ options: OpenOptions) throws(Errno) -> FileDescriptor {
+        if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.open(path: path, flags: options.rawValue, descriptor: -1)) }
         let fd = try retryingOnInterrupt { cblob_open_cached(path, options.rawValue) }
+        if FileSystemSeam.isActive { FileSystemSeam.didPerform(.open(path: path, flags: options.rawValue, descriptor: fd)) }
         return FileDescriptor(rawValue: fd)
     }
 

@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// Paths are as the caller gave them; the store always passes absolute ones.
 package enum FileSystemCall: Sendable, Equatable {
-    /// `open(2)` of `path` with the raw `flags`; `descriptor` is -1 before the call.
+    /// `open(2)` of `path` with the raw `flags` (also `openat2(2)` with `RESOLVE_CACHED`:
+    /// ``FileDescriptor/openIfCached(_:_:)``); `descriptor` is -1 before the call.
     case open(path: String, flags: Int32, descriptor: Int32)
     /// `close(2)`. Reported only before the call: after it, another thread may get the same number.
     case close(descriptor: Int32)

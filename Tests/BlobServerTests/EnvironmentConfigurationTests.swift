@@ -22,7 +22,7 @@ struct EnvironmentConfigurationTests {
         let environment = [
             "BLOBD_ROOT": "/srv/blobs", "BLOBD_SOCKET": "/run/b.sock", "BLOBD_DURABILITY": "relaxed", "BLOBD_EVENT_LOOPS": "5",
             "BLOBD_ALLOW_GROUP": "123", "BLOBD_LOG_LEVEL": "error", "BLOBD_LOG_FORMAT": "json", "BLOBD_ACCESS_LOG": "/var/log/b.log",
-            "BLOBD_HEARTBEAT": "2.5", "BLOBD_BACKEND": "memory",
+            "BLOBD_HEARTBEAT": "2.5", "BLOBD_BACKEND": "memory", "BLOBD_MEMORY_TIER": "16M",
         ]
         let c = try #require(configuration([], environment))
         #expect(c.root.path == "/srv/blobs")
@@ -35,6 +35,7 @@ struct EnvironmentConfigurationTests {
         #expect(c.accessLog == .file("/var/log/b.log"))
         #expect(c.heartbeatSeconds == 2.5)
         #expect(c.backend == .memory)
+        #expect(c.memoryTierBytes == 16 << 20)
         // Every variable is in the table, and --help names every one.
         #expect(Set(DaemonCommandLine.environmentVariables.map(\.variable)) == Set(environment.keys))
         for (flag, variable) in DaemonCommandLine.environmentVariables {

@@ -10,9 +10,9 @@ final class BlobdServer: BenchServer, @unchecked Sendable {
     var socketPath: String { daemon.socketPath }
     var processIDs: [pid_t] { [daemon.pid] }
 
-    /// Starts blobd on `root` with `--durability durability` and its default 2 event loops.
-    init(root: String, socketPath: String, durability: String) throws {
-        daemon = try BenchDaemon(root: root, socketPath: socketPath, arguments: ["--durability", durability])
+    /// Starts blobd on `root` with `--durability durability`, its default 2 event loops and `arguments`.
+    init(root: String, socketPath: String, durability: String, arguments: [String] = []) throws {
+        daemon = try BenchDaemon(root: root, socketPath: socketPath, arguments: ["--durability", durability] + arguments)
         ChildReaper.track(daemon.pid, group: false)
     }
 

@@ -19,6 +19,7 @@ enum Catalogue {
         OverwriteScenario(),
         PutAtLimitScenario(),
         GetScenario(),
+        MemoryTierScenario(),
         ListScenario(),
         DaemonGetScenario(),
         DaemonPutScenario(),

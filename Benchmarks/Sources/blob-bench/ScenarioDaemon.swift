@@ -69,6 +69,20 @@ struct DaemonGetScenario: Scenario {
                     latency: LatencySink(), cpu: sinks[0].cpu, plans: plans)
             ]
             var comparisons = [Comparison(store: store, raw: nil, article: nil)]
+            let tierOff = "blobd-tier-off×\(connections)"
+            if bytes == BlobSize.small {
+                // The same daemon without its memory tier: every GET opens, reads and closes the file.
+                let server = try BlobdServer(
+                    root: try context.spreadFolder("blobd-tier-off"), socketPath: sockets.socket("o\(bytes)"), durability: "relaxed",
+                    arguments: ["--memory-tier", "0"])
+                servers.append(server)
+                try await DaemonVariants.populate(server, workload)
+                sinks.append((tierOff, CPUSink()))
+                variants.append(
+                    DaemonVariants.http(
+                        name: tierOff, kind: .store, connections: connections, operations: gets, server: .shared(server),
+                        latency: LatencySink(), cpu: sinks[sinks.count - 1].cpu, plans: plans))
+            }
             // The same blobs as plain files, for nginx and for the floor server.
             let plainFolder = try context.spreadFolder("plain")
             try DaemonVariants.writePlainFiles(workload, in: plainFolder + "/www")
@@ -92,6 +106,7 @@ struct DaemonGetScenario: Scenario {
                         latency: LatencySink(), cpu: sinks[sinks.count - 1].cpu, plans: plans))
                 // The floor server against nginx: the most any server reached here in the same run.
                 comparisons = [Comparison(store: store, raw: nil, article: nil, peer: peer), Comparison(store: floor, raw: nil, article: nil, peer: peer)]
+                if bytes == BlobSize.small { comparisons.append(Comparison(store: tierOff, raw: nil, article: nil, peer: peer)) }
             }
             comparisons.append(Comparison(store: store, raw: nil, article: nil, peer: floor))
             if let redis, bytes == BlobSize.small {

@@ -1,20 +1,21 @@
 import Foundation
 
-/// The file store as a served backend. Reads the kernel's caches can answer at once are served
+/// The file store as a served backend. Small hot blobs are served from its memory tier
+/// (``MemoryTier``) with no file system call; reads the kernel's caches can answer at once are served
 /// by ``openIfReady(_:)`` without leaving the caller's thread (`openat2` with `RESOLVE_CACHED`,
 /// `preadv2` with `RWF_NOWAIT`; see ``StoreConfiguration/inlineCachedReads``); everything else runs
 /// on the store's queues or the calling (blocking-work) thread.
 extension PersistentDataStore: ServedBackend {
     package func openIfReady(_ identifier: String) -> (any ServedBlob)? {
-        guard configuration.inlineCachedReads, BlobIdentifier.violation(in: identifier) == nil,
-            let blob = core.cachedReads.open(identifier, readLength: PersistentDataStore.blockingReadLength)
-        else { return nil }
-        return BlobReadHandle(blob)
+        guard BlobIdentifier.violation(in: identifier) == nil else { return nil }
+        return servedIfReady(identifier)
     }
 
     package func open(_ identifier: String) throws -> any ServedBlob {
-        try openForReading(identifier)
+        try served(identifier)
     }
+
+    package var memoryTierFigures: MemoryTierStatistics? { core.memoryTier.statistics }
 
     package func startUpload(identifier: String, options: PutOptions) throws -> any BackendUpload {
         try beginUpload(identifier: identifier, options: options)

@@ -55,6 +55,14 @@ package protocol ServedBackend: AnyObject, Sendable {
 
     /// Stores `policy` with the store and applies it at once (eviction runs down to new limits).
     func setPolicy(_ policy: StorePolicy) async throws
+
+    /// The memory tier's figures, for a backend that has one (`nil` otherwise). Never blocks.
+    var memoryTierFigures: MemoryTierStatistics? { get }
+}
+
+extension ServedBackend {
+    /// No memory tier.
+    package var memoryTierFigures: MemoryTierStatistics? { nil }
 }
 
 /// One blob version opened for serving: its metadata and a way to its content, either bytes in

@@ -33,6 +33,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         core = try StoreRegistry.core(
             root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity, lockWait: configuration.lockWait,
             policy: configuration.policy, clock: configuration.clock)
+        core.memoryTier.raiseBudget(to: configuration.memoryTierBytes)
     }
 
     /// Opens the existing store `name` under `root` (default: ``StoreRoot/defaultURL``) for reading
@@ -178,17 +179,31 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         try BlobIdentifier.validate(identifier)
         // Served here when nothing has to wait: two thread wake-ups (to the queue and back) cost
         // several times a cached 4 KiB read.
-        if configuration.inlineCachedReads, let content = core.cachedReads.content(of: identifier) { return content }
+        let ticket: MemoryTier.Ticket?
+        switch memoryTierLookup(identifier) {
+        case .hit(_, let content): return content
+        case .miss(let missed): ticket = missed
+        }
+        if configuration.inlineCachedReads, let read = core.cachedReads.content(of: identifier) {
+            core.memoryTier.fill(read.header, content: read.content, ticket: ticket)
+            return read.content
+        }
         return try await core.reads.read { [core] in
             let blob = try core.reads.openLatest(identifier)
             defer { try? blob.descriptor.close() }
-            return try core.reads.content(of: blob, range: 0..<blob.header.size)
+            let content = try core.reads.content(of: blob, range: 0..<blob.header.size)
+            core.memoryTier.fill(blob.header, content: content, ticket: ticket)
+            return content
         }
     }
 
     /// The bytes `range` of a blob, clamped at its end.
     public func get(_ identifier: String, range: Range<Int64>) async throws -> Data {
         try BlobIdentifier.validate(identifier)
+        if case .hit(let metadata, let content) = memoryTierLookup(identifier) {
+            let clamped = try ContentInspection.clamp(range, size: metadata.size, store: name, identifier: identifier)
+            return content.subdata(in: Int(clamped.lowerBound)..<Int(clamped.upperBound))
+        }
         return try await core.reads.read { [core, name] in
             let blob = try core.reads.openLatest(identifier, readLength: 4096)
             defer { try? blob.descriptor.close() }
@@ -255,6 +270,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
     /// The metadata of a blob; throws ``BlobStoreError/notFound(store:identifier:)``.
     public func head(_ identifier: String) async throws -> BlobMetadata {
         try BlobIdentifier.validate(identifier)
+        if case .hit(let metadata, _) = memoryTierLookup(identifier) { return metadata }
         if configuration.inlineCachedReads, let blob = core.cachedReads.open(identifier, readLength: 4096) {
             try? blob.descriptor.close()
             return blob.header.metadata

@@ -29,11 +29,23 @@ public struct StoreConfiguration: Hashable, Sendable {
     /// tests pass one they advance. It counts for the open that starts the store's engine in this
     /// process (later opens share that engine and its clock).
     public var clock: StoreClock
+    /// The memory tier's budget in bytes (default ``defaultMemoryTierBytes``; 0 turns it off for this
+    /// instance): blobs of at most 64 KiB that reads fetched are kept in memory, charged their content
+    /// plus a per-entry overhead, so that reading them again costs no file system call (STORAGE.md,
+    /// "Memory tier"). Instances on the same folder share one tier, whose budget is the largest any
+    /// of them asked for. A store opened read-only has no tier.
+    public var memoryTierBytes: Int
+
+    /// The embedded default of ``memoryTierBytes``, 8 MiB: room for the hot set of an app's screens
+    /// (some 1,800 blobs of 4 KiB) at a small fraction of an app's memory; the kernel's page cache
+    /// keeps serving the rest, at the cost of three file system calls per read.
+    public static let defaultMemoryTierBytes = 8 << 20
 
     /// Creates a configuration.
     public init(
         durability: Durability = .durable, maximumBlobSize: Int64 = 1 << 40, bucketCapacity: Int = 8192,
-        inlineCachedReads: Bool = true, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system
+        inlineCachedReads: Bool = true, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system,
+        memoryTierBytes: Int = StoreConfiguration.defaultMemoryTierBytes
     ) {
         self.policy = policy
         self.clock = clock
@@ -42,6 +54,7 @@ public struct StoreConfiguration: Hashable, Sendable {
         self.bucketCapacity = max(2, bucketCapacity)
         self.inlineCachedReads = inlineCachedReads
         self.lockWait = lockWait
+        self.memoryTierBytes = max(0, memoryTierBytes)
     }
 }
 

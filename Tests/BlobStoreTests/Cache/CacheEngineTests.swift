@@ -42,6 +42,26 @@ struct CacheEngineTests {
         handle.close()
     }
 
+    /// The memory tier holds a version read before it expired; from its expiry on, no read path serves
+    /// it from there either.
+    @Test func theMemoryTierDoesNotServeAVersionThatExpiredWhileHeld() async throws {
+        let root = TemporaryRoot()
+        let clock = TestClock()
+        let store = try PersistentDataStore(name: "tiered", root: root.url, configuration: StoreConfiguration(clock: clock.storeClock))
+        try await store.put(Data("x".utf8), identifier: "x", options: PutOptions(expiry: .after(.seconds(1))))
+        #expect(try await store.get("x") == Data("x".utf8))
+        #expect(store.core.memoryTier.holds("x"))
+        #expect(try store.content(of: "x") == Data("x".utf8))
+        clock.advance(by: .seconds(1))
+        let gone = BlobStoreError.notFound(store: "tiered", identifier: "x")
+        await #expect(throws: gone) { try await store.get("x") }
+        await #expect(throws: gone) { try await store.head("x") }
+        #expect(try await !store.exists("x"))
+        #expect(throws: gone) { try store.content(of: "x") }
+        #expect((store as any ServedBackend).openIfReady("x") == nil)
+        #expect(throws: gone) { try (store as any ServedBackend).open("x") }
+    }
+
     @Test func concurrentPutsStayWithinTheDocumentedOvershoot() async throws {
         let root = TemporaryRoot()
         let limit: Int64 = 64 * 1024

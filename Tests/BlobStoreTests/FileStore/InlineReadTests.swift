@@ -20,7 +20,9 @@ import Glibc
     {
         try PersistentDataStore(
             name: name, root: root.url,
-            configuration: StoreConfiguration(durability: durability, bucketCapacity: bucketCapacity, inlineCachedReads: inline))
+            // With inline reads off the memory tier is off too: such a store reads through the queue, always.
+            configuration: StoreConfiguration(
+                durability: durability, bucketCapacity: bucketCapacity, inlineCachedReads: inline, memoryTierBytes: inline ? 8 << 20 : 0))
     }
 
     /// Whether this kernel serves cache-only reads at all (openat2 with RESOLVE_CACHED, Linux 5.12+).

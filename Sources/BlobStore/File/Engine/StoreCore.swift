@@ -55,6 +55,9 @@ final class StoreCore: Sendable {
     let reads: ReadPath
     /// Fast path (``CachedReads``).
     let cachedReads: CachedReads
+    /// Small hot blobs in memory (``MemoryTier``); stays off (budget 0) for a read-only engine, whose
+    /// store another process changes without telling it.
+    let memoryTier: MemoryTier
     let writes: GroupCommit
     let listing: Listing
     let verifier: Verifier
@@ -115,8 +118,10 @@ final class StoreCore: Sendable {
         }
         let cache = CacheKeeper(paths: paths, label: label, clock: clock, readOnly: readOnly)
         let reads = ReadPath(queue: queue, index: index, reader: reader, follower: follower, hooks: hooks, marks: cache.marks)
+        let memoryTier = MemoryTier()
+        self.memoryTier = memoryTier
         let applier = ChangeApplier(
-            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, hooks: hooks,
+            store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, tier: memoryTier, hooks: hooks,
             catalog: cache.catalog, clock: clock)
         let verifier = Verifier(paths: paths, index: index)
 
@@ -133,7 +138,8 @@ final class StoreCore: Sendable {
         writes = GroupCommit(commitQueue: commitQueue, syncRound: SyncRound(label: label), applier: applier, broadcaster: broadcaster, hooks: hooks)
         listing = Listing(store: name, paths: paths, index: index, reads: reads, cache: listingCache, totals: totals, hooks: hooks)
         self.verifier = verifier
-        repairer = Repair(paths: paths, queue: queue, index: index, verifier: verifier, reads: reads, listingCache: listingCache, totals: totals)
+        repairer = Repair(
+            paths: paths, queue: queue, index: index, verifier: verifier, reads: reads, listingCache: listingCache, totals: totals, tier: memoryTier)
 
         if !readOnly {
             // Should either fail, the engine is released and its deinitializer gives the lock back.

@@ -84,12 +84,19 @@ final class CachedReads: Sendable {
             reachedEnd: count < buffer.count)
     }
 
-    /// The whole content of `identifier` (up to ``largestInlineRead``) when it can be read without
-    /// waiting (see ``open(_:readLength:)``) and passes its check (``ContentCheck``); `nil` means:
-    /// read it on the queue, which gives the authoritative answer or error.
-    func content(of identifier: String) -> Data? {
+    /// The whole content of `identifier` (up to ``largestInlineRead``) and the header it was checked
+    /// against, when it can be read without waiting (see ``open(_:readLength:)``) and passes its check
+    /// (``ContentCheck``); `nil` means: read it on the queue, which gives the authoritative answer or error.
+    func content(of identifier: String) -> (header: BlobHeader, content: Data)? {
         guard let blob = open(identifier, readLength: BlobReader.initialReadLength) else { return nil }
         defer { try? blob.descriptor.close() }
+        return wholeContent(of: blob).map { (blob.header, $0) }
+    }
+
+    /// The whole checked content of the opened `blob` (up to ``largestInlineRead``), read with
+    /// calls that never wait; `nil` when some of it is not in the page cache, or it fails its check.
+    /// Leaves the descriptor open.
+    func wholeContent(of blob: OpenedBlob) -> Data? {
         var check = blob.contentCheck()
         let size = blob.header.size
         let end = Int64(blob.headerLength) + size

@@ -18,6 +18,8 @@ struct Repair: Sendable {
     /// Both describe files a repair may move away: dropped, to be learnt again.
     let listingCache: ListingCache
     let totals: StoreTotals
+    /// A repair moves blob files away: the memory tier must not keep serving them.
+    let tier: MemoryTier
 
     /// Verifies and repairs the whole store.
     func run() async throws -> VerificationReport {
@@ -61,7 +63,11 @@ struct Repair: Sendable {
     /// Runs `body` on the queue alone (no read or commit meanwhile).
     private func barrier<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async(flags: .barrier) { continuation.resume(with: Result { try body() }) }
+            queue.async(flags: .barrier) {
+                tier.willChangeEverything()
+                defer { tier.didChangeEverything() }
+                continuation.resume(with: Result { try body() })
+            }
         }
     }
 

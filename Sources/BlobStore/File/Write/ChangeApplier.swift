@@ -40,6 +40,8 @@ final class ChangeApplier: Sendable {
     private let reclaimQueue: DispatchQueue
     private let index: BucketIndex
     private let totals: StoreTotals
+    /// Dropped from in the barrier, before and after the files change (``MemoryTier``).
+    private let tier: MemoryTier
     private let hooks: StoreTestHooks
     /// Cache mode: what its barriers keep up to date, and the time expiry is judged by.
     private let catalog: CacheCatalog
@@ -47,7 +49,7 @@ final class ChangeApplier: Sendable {
 
     init(
         store: String, paths: StorePaths, queue: DispatchQueue, reclaimQueue: DispatchQueue, index: BucketIndex, totals: StoreTotals,
-        hooks: StoreTestHooks, catalog: CacheCatalog, clock: StoreClock
+        tier: MemoryTier, hooks: StoreTestHooks, catalog: CacheCatalog, clock: StoreClock
     ) {
         self.catalog = catalog
         self.clock = clock
@@ -57,6 +59,7 @@ final class ChangeApplier: Sendable {
         self.reclaimQueue = reclaimQueue
         self.index = index
         self.totals = totals
+        self.tier = tier
         self.hooks = hooks
     }
 
@@ -84,6 +87,9 @@ final class ChangeApplier: Sendable {
     func apply(_ batch: PreparedBatch, contentFailures: [String: any Error]) -> CommittedBatch {
         let mutations = batch.mutations
         let (results, touched, reclaim, dropped) = queue.sync(flags: .barrier) {
+            // The memory tier never outlives a change: see `MemoryTier`, "Never stale".
+            tier.willChange(mutations)
+            defer { tier.didChange(mutations) }
             var touched = Set<String>()
             var reclaim: [String] = []
             var dropped: [TempFile] = []
