@@ -124,6 +124,24 @@ struct CacheEngineTests {
         #expect(try await store.list(ListQuery()).items.count == 5)
     }
 
+    /// Identifiers are bytes: "é" precomposed and decomposed are two blobs, which the catalog counts
+    /// (and evicts) as two, though Swift's `String` calls them equal.
+    @Test func canonicallyEquivalentIdentifiersAreTwoBlobsToEviction() async throws {
+        let root = TemporaryRoot()
+        let store = try PersistentDataStore(
+            name: "bytes", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
+        try await store.core.cache.settle()
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        _ = try await store.put(Data("NFC".utf8), identifier: composed, options: PutOptions())
+        _ = try await store.put(Data("NFD".utf8), identifier: decomposed, options: PutOptions())
+        _ = try await store.put(Data("x".utf8), identifier: "x", options: PutOptions())
+        try await store.core.cache.settle()
+        #expect(try await store.statistics().count == 2)
+        // The oldest, never read, went; the other one is still there with its own content.
+        await #expect(throws: BlobStoreError.self) { try await store.get(composed) }
+        #expect(try await store.get(decomposed) == Data("NFD".utf8))
+    }
+
     @Test func aCountLimitHoldsUnderConcurrentPuts() async throws {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(

@@ -31,13 +31,13 @@ final class CacheCatalog: Sendable {
         /// Whether the scan has finished: only then are `count` and `bytes` the store's.
         var ready = false
         var slots: [Slot?] = []
-        var position: [String: Int] = [:]
+        var position: [IdentifierKey: Int] = [:]
         var free: Set<Int> = []
         var hand = 0
         var count = 0
         var bytes: Int64 = 0
         /// The blobs that have an expiry, and when.
-        var expiring: [String: Int64] = [:]
+        var expiring: [IdentifierKey: Int64] = [:]
         /// Called (outside the mutex) after a change that leaves the store over `limits`.
         var limits: (bytes: Int64?, count: Int?) = (nil, nil)
         /// The most blobs and bytes held at once since the scan finished.
@@ -97,7 +97,7 @@ final class CacheCatalog: Sendable {
             let slot = Slot(
                 identifier: header.identifier, size: header.size, checksum: header.checksum, modified: header.modifiedNanoseconds,
                 expires: header.expiresNanoseconds, recencySlot: RecencyBits.slot(of: header.identifier))
-            if let at = state.position[header.identifier] {
+            if let at = state.position[IdentifierKey(header.identifier)] {
                 state.bytes += header.size - state.slots[at]!.size
                 state.slots[at] = slot
             } else {
@@ -117,7 +117,7 @@ final class CacheCatalog: Sendable {
                     state.slots[state.hand] = slot
                     state.slots[at] = displaced
                     if let displaced {
-                        state.position[displaced.identifier] = at
+                        state.position[IdentifierKey(displaced.identifier)] = at
                     } else {
                         state.free.remove(state.hand)
                         state.free.insert(at)
@@ -125,11 +125,11 @@ final class CacheCatalog: Sendable {
                     at = state.hand
                 }
                 if at == state.hand { state.hand += 1 }
-                state.position[header.identifier] = at
+                state.position[IdentifierKey(header.identifier)] = at
                 state.count += 1
                 state.bytes += header.size
             }
-            state.expiring[header.identifier] = header.expiresNanoseconds
+            state.expiring[IdentifierKey(header.identifier)] = header.expiresNanoseconds
             if state.ready {
                 state.peakCount = max(state.peakCount, state.count)
                 state.peakBytes = max(state.peakBytes, state.bytes)
@@ -142,12 +142,12 @@ final class CacheCatalog: Sendable {
     /// A blob removed (by any reason).
     func removed(_ identifier: String) {
         state.withLock { state in
-            guard state.active, let at = state.position.removeValue(forKey: identifier) else { return }
+            guard state.active, let at = state.position.removeValue(forKey: IdentifierKey(identifier)) else { return }
             state.count -= 1
             state.bytes -= state.slots[at]!.size
             state.slots[at] = nil
             state.free.insert(at)
-            state.expiring[identifier] = nil
+            state.expiring[IdentifierKey(identifier)] = nil
         }
     }
 
@@ -155,7 +155,7 @@ final class CacheCatalog: Sendable {
     /// stored; a newer version the catalog learnt meanwhile stays).
     func forget(_ victim: CacheVictim) {
         let current = state.withLock { state -> Bool in
-            guard let at = state.position[victim.identifier], let slot = state.slots[at] else { return false }
+            guard let at = state.position[IdentifierKey(victim.identifier)], let slot = state.slots[at] else { return false }
             return slot.checksum == victim.checksum && slot.modified == victim.modifiedNanoseconds
         }
         if current { removed(victim.identifier) }
@@ -220,9 +220,9 @@ final class CacheCatalog: Sendable {
     func expired(at now: Int64, maximum: Int) -> [CacheVictim] {
         state.withLock { state in
             var found: [CacheVictim] = []
-            for (identifier, expires) in state.expiring where expires <= now {
-                guard let at = state.position[identifier], let slot = state.slots[at] else { continue }
-                found.append(CacheVictim(identifier: identifier, checksum: slot.checksum, modifiedNanoseconds: slot.modified))
+            for (key, expires) in state.expiring where expires <= now {
+                guard let at = state.position[key], let slot = state.slots[at] else { continue }
+                found.append(CacheVictim(identifier: key.identifier, checksum: slot.checksum, modifiedNanoseconds: slot.modified))
                 if found.count == maximum { break }
             }
             return found
@@ -234,8 +234,8 @@ final class CacheCatalog: Sendable {
         state.withLock { state in
             var count = 0
             var bytes: Int64 = 0
-            for (identifier, expires) in state.expiring where expires <= now {
-                guard let at = state.position[identifier], let slot = state.slots[at] else { continue }
+            for (key, expires) in state.expiring where expires <= now {
+                guard let at = state.position[key], let slot = state.slots[at] else { continue }
                 count += 1
                 bytes += slot.size
             }

@@ -69,7 +69,7 @@ final class MemoryTier: Sendable {
 
     struct Shard {
         /// Identifier to position in `ring`.
-        var slots: [String: Int] = [:]
+        var slots: [IdentifierKey: Int] = [:]
         /// The CLOCK's circle; `nil` marks a free position (listed in `free`).
         var ring: [Entry?] = []
         var free: [Int] = []
@@ -87,7 +87,7 @@ final class MemoryTier: Sendable {
 
         /// Drops `identifier`'s entry; returns the bytes it was charged.
         mutating func drop(_ identifier: String) -> Int {
-            guard let slot = slots.removeValue(forKey: identifier), let entry = ring[slot] else { return 0 }
+            guard let slot = slots.removeValue(forKey: IdentifierKey(identifier)), let entry = ring[slot] else { return 0 }
             ring[slot] = nil
             free.append(slot)
             bytes -= entry.cost
@@ -115,7 +115,7 @@ final class MemoryTier: Sendable {
                 if hand >= ring.count { hand = 0 }
                 let position = hand
                 hand += 1
-                guard let referenced = ring[position]?.referenced, ring[position]!.metadata.identifier != spared else { continue }
+                guard let referenced = ring[position]?.referenced, !(spared.map { ring[position]!.metadata.identifier.isSameIdentifier(as: $0) } ?? false) else { continue }
                 if referenced {
                     ring[position]!.referenced = false
                     continue
@@ -123,7 +123,7 @@ final class MemoryTier: Sendable {
                 let entry = ring[position]!
                 ring[position] = nil
                 free.append(position)
-                slots[entry.metadata.identifier] = nil
+                slots[IdentifierKey(entry.metadata.identifier)] = nil
                 bytes -= entry.cost
                 evictions += 1
                 return entry.cost
@@ -174,7 +174,7 @@ final class MemoryTier: Sendable {
         guard isEnabled else { return .miss(nil) }
         let index = MemoryTier.shard(of: identifier)
         return shards[index].withLock { shard in
-            if let slot = shard.slots[identifier] {
+            if let slot = shard.slots[IdentifierKey(identifier)] {
                 if let expires = shard.ring[slot]!.expiresNanoseconds, expires <= now() {
                     shard.misses += 1
                     return .miss(nil)
@@ -191,7 +191,7 @@ final class MemoryTier: Sendable {
 
     /// Whether `identifier` is held, without marking it or counting a hit or miss (for tests).
     func holds(_ identifier: String) -> Bool {
-        shards[MemoryTier.shard(of: identifier)].withLock { $0.slots[identifier] != nil }
+        shards[MemoryTier.shard(of: identifier)].withLock { $0.slots[IdentifierKey(identifier)] != nil }
     }
 
     /// Keeps `content` (checked against `header` by the caller) as the version of the blob `header`
@@ -205,16 +205,16 @@ final class MemoryTier: Sendable {
         let added: Int? = shards[ticket.shard].withLock { shard in
             guard shard.changing == 0, shard.generation == ticket.generation else { return nil }
             var freed = 0
-            if let slot = shard.slots[entry.metadata.identifier] {
+            if let slot = shard.slots[IdentifierKey(entry.metadata.identifier)] {
                 // Another read filled it meanwhile, from the same version (no change since the ticket).
                 freed = shard.ring[slot]!.cost
                 shard.ring[slot] = entry
             } else if let slot = shard.free.popLast() {
                 shard.ring[slot] = entry
-                shard.slots[entry.metadata.identifier] = slot
+                shard.slots[IdentifierKey(entry.metadata.identifier)] = slot
             } else {
                 shard.ring.append(entry)
-                shard.slots[entry.metadata.identifier] = shard.ring.count - 1
+                shard.slots[IdentifierKey(entry.metadata.identifier)] = shard.ring.count - 1
             }
             shard.bytes += cost - freed
             shard.fills += 1
