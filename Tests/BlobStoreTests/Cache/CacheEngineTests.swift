@@ -108,6 +108,51 @@ struct CacheEngineTests {
         #expect(try await store.exists("large"))
     }
 
+    @Test func evictionTakesAHeadroomSoThatTheNextPutsEvictNothing() async throws {
+        let root = TemporaryRoot()
+        let limit = 128
+        let store = try PersistentDataStore(
+            name: "headroom", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: limit)))
+        try await store.core.cache.settle()
+        for number in 0..<limit { try await store.put(Data("\(number)".utf8), identifier: "h\(number)", options: PutOptions()) }
+        try await store.core.cache.settle()
+        #expect(try await store.cacheCounters().evicted == 0)
+        // One over: the round evicts that one plus one for every 64 blobs held (129 / 64 = 2).
+        try await store.put(Data("over".utf8), identifier: "over", options: PutOptions())
+        try await store.core.cache.settle()
+        let headroom = (limit + 1) / CacheCatalog.headroomDivisor
+        #expect(try await store.statistics().count == limit - headroom)
+        #expect(try await store.cacheCounters().evicted == UInt64(1 + headroom))
+        // The next puts fill the headroom without an eviction.
+        for number in 0..<headroom { try await store.put(Data("\(number)".utf8), identifier: "after\(number)", options: PutOptions()) }
+        try await store.core.cache.settle()
+        #expect(try await store.statistics().count == limit)
+        #expect(try await store.cacheCounters().evicted == UInt64(1 + headroom))
+    }
+
+    @Test func anEvictionRoundEndsWhenItsStoreIsGone() async throws {
+        let root = TemporaryRoot()
+        var kept: CacheKeeper?
+        weak var core: StoreCore?
+        do {
+            let store = try PersistentDataStore(
+                name: "gone", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 10)))
+            try await store.core.cache.settle()
+            for number in 0..<5 { try await store.put(Data("\(number)".utf8), identifier: "g\(number)", options: PutOptions()) }
+            kept = store.core.cache
+            core = store.core
+        }
+        #expect(core == nil, "the engine outlived its store")
+        let keeper = try #require(kept)
+        // Over the new limit: a round starts whose drops cannot commit (the engine is gone). It must
+        // end, not retry the same victims forever on the cache queue.
+        try keeper.setPolicy(StorePolicy(maximumCount: 1))
+        let idle = AtomicFlag(false)
+        keeper.queue.async { idle.store(true, ordering: .relaxed) }
+        for _ in 0..<1000 where !idle.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(idle.load(ordering: .relaxed), "the cache queue is still running the round after 10 s")
+    }
+
     @Test func aBlobGoneBehindTheCatalogsBackDoesNotStallEviction() async throws {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(

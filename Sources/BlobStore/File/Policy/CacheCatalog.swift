@@ -43,6 +43,9 @@ final class CacheCatalog: Sendable {
         /// The most blobs and bytes held at once since the scan finished.
         var peakCount = 0
         var peakBytes: Int64 = 0
+        /// Blobs removed by eviction and by the sweep since the store was opened.
+        var evicted: UInt64 = 0
+        var expired: UInt64 = 0
     }
 
     private let state = Locked(State())
@@ -151,6 +154,17 @@ final class CacheCatalog: Sendable {
         }
     }
 
+    /// Counts a blob that a drop removed, in its barrier: before the removal's change is published,
+    /// so that whoever saw the change finds it counted.
+    func dropped(reason: BlobChange.Reason) {
+        state.withLock { state in
+            if reason == .expired { state.expired += 1 } else { state.evicted += 1 }
+        }
+    }
+
+    /// Blobs removed by eviction and by the sweep since the store was opened.
+    var removals: (evicted: UInt64, expired: UInt64) { state.withLock { ($0.evicted, $0.expired) } }
+
     /// Forgets `victim`'s version if the catalog still holds exactly it (a drop found it no longer
     /// stored; a newer version the catalog learnt meanwhile stays).
     func forget(_ victim: CacheVictim) {
@@ -185,9 +199,18 @@ final class CacheCatalog: Sendable {
     /// Whether the store is over its limits (known only once ready).
     var isOverLimits: Bool { state.withLock { Self.over($0) } }
 
+    /// Of every this many blobs held, an eviction that finds the store over its limits takes one more
+    /// than it must (``victims(downTo:recency:maximum:)``).
+    static let headroomDivisor = 64
+
     /// CLOCK: the blobs to evict to bring the store down to `bytes` and `count`, at most `maximum`.
     /// The hand passes over a blob whose recency bit is set (clearing it: its second chance) and
     /// picks the first whose bit is clear; blobs already expired are picked first by the sweep, not here.
+    ///
+    /// When the store is over its limits it also picks one blob more for every ``headroomDivisor``
+    /// blobs it holds: otherwise a store at its limit under a stream of puts would evict one blob
+    /// per put, each eviction a commit of its own that the puts wait behind; with the headroom the
+    /// next puts find room and eviction runs in batches. Nothing when the store is within its limits.
     func victims(downTo limits: (bytes: Int64?, count: Int?), recency: RecencyBits, maximum: Int) -> [CacheVictim] {
         state.withLock { state in
             guard state.ready, !state.slots.isEmpty else { return [] }
@@ -202,12 +225,15 @@ final class CacheCatalog: Sendable {
                 if let limit = limits.count, count > limit { return true }
                 return false
             }
-            while overLimits(), picked.count < maximum, passes < budget {
+            guard overLimits() else { return [] }
+            var headroom = state.count / Self.headroomDivisor
+            while overLimits() || headroom > 0, picked.count < maximum, passes < budget {
                 passes += 1
                 state.hand = state.hand >= state.slots.count ? 0 : state.hand
                 defer { state.hand += 1 }
                 guard let slot = state.slots[state.hand] else { continue }
                 if recency.takeMark(slot.recencySlot) { continue }
+                if !overLimits() { headroom -= 1 }
                 picked.append(CacheVictim(identifier: slot.identifier, checksum: slot.checksum, modifiedNanoseconds: slot.modified))
                 bytes -= slot.size
                 count -= 1

@@ -29,8 +29,6 @@ final class CacheKeeper: Sendable {
         var pendingBytes: Int64 = 0
         var pendingCount = 0
         var parked: [Parked] = []
-        var evicted: UInt64 = 0
-        var expired: UInt64 = 0
         var evicting = false
         var scanFailure: (any Error)?
         var waitingForReady: [@Sendable (Result<Void, any Error>) -> Void] = []
@@ -157,7 +155,12 @@ final class CacheKeeper: Sendable {
         queue.async { [weak self] in self?.scan() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + CacheKeeper.sweepInterval, repeating: CacheKeeper.sweepInterval)
-        timer.setEventHandler { [weak self] in self?.sweepRound() }
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            sweepRound()
+            // A round that ended on a failed drop is tried again here, once a second at most.
+            if catalog.isOverLimits { kick() }
+        }
         state.withLock { $0.timer = timer }
         timer.resume()
     }
@@ -236,20 +239,26 @@ final class CacheKeeper: Sendable {
         if start { queue.async { [weak self] in self?.evictRound() } }
     }
 
-    /// Evicts in batches until the store is within its limits, releasing parked puts as room appears. On the cache queue.
+    /// Evicts in batches until the store is within its limits, releasing parked puts as room appears.
+    /// A drop that fails (the engine is gone, or its commit failed) ends the round without another
+    /// one: retrying at once would spin this queue on the same victims; the next commit that leaves
+    /// the store over its limits, or the sweep's next tick, asks again. On the cache queue.
     private func evictRound() {
+        var failed = false
         defer {
             state.withLock { $0.evicting = false }
             releaseParked()
-            if catalog.isOverLimits { kick() }
+            if !failed, catalog.isOverLimits { kick() }
         }
         while true {
             let policy = state.withLock { $0.policy }
             guard policy.hasLimits else { return }
             let victims = catalog.victims(downTo: (policy.maximumBytes, policy.maximumCount), recency: marks.recency, maximum: CacheKeeper.batchSize)
             if victims.isEmpty { return }
-            let removed = drop(victims, reason: .evicted)
-            state.withLock { $0.evicted += UInt64(removed) }
+            guard drop(victims, reason: .evicted) != nil else {
+                failed = true
+                return
+            }
             releaseParked()
         }
     }
@@ -260,19 +269,19 @@ final class CacheKeeper: Sendable {
         guard catalog.hasExpiring else { return }
         let victims = catalog.expired(at: clock.nowNanoseconds(), maximum: CacheKeeper.batchSize)
         guard !victims.isEmpty else { return }
-        let removed = drop(victims, reason: .expired)
-        state.withLock { $0.expired += UInt64(removed) }
+        guard drop(victims, reason: .expired) != nil else { return }
         releaseParked()
         if victims.count == CacheKeeper.batchSize { queue.async { [weak self] in self?.sweepRound() } }
     }
 
-    /// Commits one drop of all `victims` and waits for it; returns how many were removed. Submitted
+    /// Commits one drop of all `victims` and waits for it; returns how many were removed, or `nil`
+    /// when the drop failed or the engine is gone (nothing was removed). Submitted
     /// inline: this queue's thread may block, so when no batch is being committed it commits the
     /// drop itself, sparing the commit thread (and the puts it would hold up) the hand-off.
-    private func drop(_ victims: [CacheVictim], reason: BlobChange.Reason) -> Int {
-        guard let parts = engine.withLock({ $0 }) else { return 0 }
+    private func drop(_ victims: [CacheVictim], reason: BlobChange.Reason) -> Int? {
+        guard let parts = engine.withLock({ $0 }) else { return nil }
         let done = DispatchSemaphore(value: 0)
-        let removed = Locked(0)
+        let removed = Locked<Int?>(nil)
         parts.submit(.drop(victims, reason: reason)) { result in
             if case .success(.dropped(let identifiers, _)) = result { removed.withLock { $0 = identifiers.count } }
             done.signal()
@@ -368,9 +377,10 @@ final class CacheKeeper: Sendable {
         var usage: StoreStatistics?
         if answersStatistics { usage = try await statistics() }
         let peak = catalog.peak
+        let removals = catalog.removals
         return state.withLock { state in
             CacheCounters(
-                policy: policy, count: usage?.count, bytes: usage?.bytes, evicted: state.evicted, expired: state.expired,
+                policy: policy, count: usage?.count, bytes: usage?.bytes, evicted: removals.evicted, expired: removals.expired,
                 peakCount: peak.count, peakBytes: peak.bytes, waitingPuts: state.parked.count)
         }
     }

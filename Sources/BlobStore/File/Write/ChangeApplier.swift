@@ -238,6 +238,7 @@ final class ChangeApplier: Sendable {
         totals.adjust(count: -1, bytes: -header.size)
         index.adjustCount(bucketAt: bucketIndex, by: -1)
         catalog.removed(victim.identifier)
+        catalog.dropped(reason: reason)
         return true
     }
 
