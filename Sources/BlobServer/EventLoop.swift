@@ -187,6 +187,9 @@ final class EventLoop: @unchecked Sendable {
         }
         runInbox()
         for case let connection? in connections { close(connection) }
+        // A lane refers to its loop: forgetting the lanes ends that cycle, so a stopped loop is freed
+        // (a job still draining a lane keeps it only until it finishes).
+        uploadLanes.removeAll()
         accessLog?.flush()
         try? wakeup.descriptor.close()
         try? epoll.descriptor.close()

@@ -39,6 +39,10 @@ struct QuickStartRunTests {
             environment["XDG_DATA_HOME"] = folder.path + "/data"
             environment["XDG_RUNTIME_DIR"] = folder.path + "/run"
             environment["TMPDIR"] = folder.path + "/tmp"
+            // In an address-sanitized test run the examples are sanitized too. Their leak report at
+            // exit (Foundation buffers their top-level code still holds when `exit` runs) would land in
+            // the output these tests read; the library's leaks are checked in the test process itself.
+            environment["ASAN_OPTIONS"] = (environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
             return environment
         }
 

@@ -476,9 +476,17 @@ import Testing
     private func oneBatch(
         _ store: PersistentDataStore, batchesByTheEnd: Int = 1, _ body: (OneBatch) throws -> Void
     ) async throws -> [String: BlobMetadata] {
-        let gate = DispatchSemaphore(value: 0)
-        store.core.commitQueue.async { gate.wait() }
-        let batchesBefore = store.core.commitBatches.withLock { $0 }
+        let gate = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        let counted = Locked(0)
+        // Counted on the commit queue once the turns queued before (a pipelined acknowledgement of
+        // the previous puts) have run, so that only this batch's turn counts.
+        store.core.commitQueue.async { [core = store.core] in
+            counted.withLock { $0 = core.commitBatches.withLock { $0 } }
+            holding.signal()
+            gate.wait()
+        }
+        holding.wait()
+        let batchesBefore = counted.withLock { $0 }
         let batch = OneBatch(store: store)
         try body(batch)
         gate.signal()
