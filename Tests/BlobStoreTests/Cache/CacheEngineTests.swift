@@ -60,6 +60,29 @@ struct CacheEngineTests {
         #expect(throws: gone) { try store.content(of: "x") }
         #expect((store as any ServedBackend).openIfReady("x") == nil)
         #expect(throws: gone) { try (store as any ServedBackend).open("x") }
+        // The sweep's removal (this one, or the background one if it came first) drops the entry in
+        // its barrier; nothing else would, since expired entries are only refused.
+        await store.core.cache.sweepNow()
+        #expect(!store.core.memoryTier.holds("x"))
+    }
+
+    /// A blob served from the memory tier counts as read for eviction: with a count limit of 2, the
+    /// blob read (from memory) since the last round survives the next one, the other goes.
+    @Test func aMemoryTierHitMarksTheBlobAsRecentlyUsed() async throws {
+        let root = TemporaryRoot()
+        let store = try PersistentDataStore(
+            name: "marked", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
+        try await store.core.cache.settle()
+        try await store.put(Data("a".utf8), identifier: "a")
+        try await store.put(Data("b".utf8), identifier: "b")
+        #expect(try store.content(of: "a") == Data("a".utf8))  // fills the tier
+        #expect(store.core.memoryTier.holds("a"))
+        for name in ["a", "b"] { _ = store.core.cache.marks.recency.takeMark(RecencyBits.slot(of: name)) }  // as a CLOCK hand passing
+        #expect(try store.content(of: "a") == Data("a".utf8))  // a hit: the only read since
+        try await store.put(Data("c".utf8), identifier: "c")
+        try await store.core.cache.settle()
+        #expect(try await store.exists("a"))
+        #expect(try await !store.exists("b"))
     }
 
     @Test func concurrentPutsStayWithinTheDocumentedOvershoot() async throws {
