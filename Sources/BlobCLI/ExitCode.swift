@@ -35,7 +35,7 @@ package enum ExitCode: Int32, Sendable, CaseIterable {
         case .preconditionFailed: return "precondition failed (--if-match ETag differs, --if-none-match blob exists)"
         case .invalidContent: return "invalid content (not an image, invalid record, invalid metadata, too large)"
         case .usage: return "usage error (the command line is wrong)"
-        case .unavailable: return "daemon unreachable (no blobd at the socket; use --root DIR for the embedded store)"
+        case .unavailable: return "daemon or backend unreachable (no blobd at the socket: use --root DIR for the embedded store; or the store's object store did not answer)"
         case .ioError: return "I/O error (a file, standard input/output, or the store's files)"
         }
     }
@@ -62,6 +62,7 @@ package enum ExitCode: Int32, Sendable, CaseIterable {
             case .invalidIdentifier, .invalidStoreName, .invalidQuery: return .usage
             case .io, .corrupt: return .ioError
             case .rangeNotSatisfiable, .storeLocked, .unsupportedFormat: return .failure
+            case .backendUnavailable: return .unavailable
             }
         case let error as BlobClientError:
             switch error {

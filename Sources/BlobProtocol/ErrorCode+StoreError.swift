@@ -25,6 +25,7 @@ extension ErrorCode {
         case .storeLocked: self = .storeLocked
         case .corrupt: self = .corrupt
         case .unsupportedFormat: self = .unsupportedFormat
+        case .backendUnavailable: self = .backendUnavailable
         }
     }
 
@@ -100,6 +101,15 @@ extension ErrorCode {
                 found = String(message[start.upperBound..<message.index(message.endIndex, offsetBy: -sentence[1].count)])
             }
             return .unsupportedFormat(path: ErrorCode.servedPath(store: store), found: found)
+        case .backendUnavailable:
+            // blobd's message is the store's sentence: "store 's' cannot use its backend B: reason".
+            let sentence = "store '\(store)' cannot use its backend "
+            guard message.hasPrefix(sentence), let colon = message.range(of: ": ", range: message.index(message.startIndex, offsetBy: sentence.count)..<message.endIndex) else {
+                return .backendUnavailable(store: store, backend: "(unknown)", reason: message)
+            }
+            return .backendUnavailable(
+                store: store, backend: String(message[message.index(message.startIndex, offsetBy: sentence.count)..<colon.lowerBound]),
+                reason: String(message[colon.upperBound...]))
         case .notFound, .badRequest, .invalidPolicy, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage:
             return nil
         }

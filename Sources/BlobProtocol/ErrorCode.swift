@@ -46,6 +46,8 @@ package enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case storeLocked = "store_locked"
     /// The disk or quota is full.
     case insufficientStorage = "insufficient_storage"
+    /// The store's backend (an object store) cannot be reached or failed.
+    case backendUnavailable = "backend_unavailable"
 
     /// The status an error with this code is sent with (for `bad_request` from the codec, the
     /// codec's status instead).
@@ -61,7 +63,7 @@ package enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .rangeNotSatisfiable: .rangeNotSatisfiable
         case .invalidRecord: 422
         case .ioError, .corrupt, .unsupportedFormat, .internalError: .internalServerError
-        case .storeLocked: .serviceUnavailable
+        case .storeLocked, .backendUnavailable: .serviceUnavailable
         case .insufficientStorage: 507
         }
     }

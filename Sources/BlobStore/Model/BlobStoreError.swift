@@ -31,6 +31,10 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case corrupt(path: String, reason: String)
     /// The root was written by a newer, unknown layout version.
     case unsupportedFormat(path: String, found: String)
+    /// The store's backend (an object store) could not be reached or failed: `backend` names it
+    /// (`s3://BUCKET/PREFIX at http://HOST:PORT`), `reason` says what happened (a timeout, a refused
+    /// connection, the object store's error code). Nothing was changed unless the reason says so.
+    case backendUnavailable(store: String, backend: String, reason: String)
 
     /// A sentence naming the store, blob, path, errno or limit involved.
     public var description: String {
@@ -69,6 +73,8 @@ public enum BlobStoreError: Error, Hashable, Sendable, CustomStringConvertible {
             return "corrupt file \(path): \(reason)"
         case .unsupportedFormat(let path, let found):
             return "\(path) has layout '\(found)', newer than this BlobStore understands; upgrade BlobStore"
+        case .backendUnavailable(let store, let backend, let reason):
+            return "store '\(store)' cannot use its backend \(backend): \(reason)"
         }
     }
 
