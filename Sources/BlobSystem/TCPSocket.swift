@@ -231,6 +231,19 @@ package enum TCPSocket {
 }
 
 extension FileDescriptor {
+    /// Asks the kernel to acknowledge what arrives next at once (`TCP_QUICKACK`, Linux), best effort.
+    ///
+    /// A server that writes a response head and body in two writes with Nagle's algorithm on holds
+    /// the second until the first is acknowledged, and a client's delayed ACK waits up to 40 ms:
+    /// every small response would then take that long. The flag is not sticky (the kernel clears it
+    /// as it goes), so a client sets it before each receive.
+    package func requestQuickAcknowledgement() {
+        #if os(Linux)
+        var one: Int32 = 1
+        _ = setsockopt(rawValue, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
     /// Turns off Nagle's algorithm (`TCP_NODELAY`).
     package func setNoDelay() throws(TCPSocketError) {
         var one: Int32 = 1

@@ -150,6 +150,7 @@ final class TransportConnection: @unchecked Sendable {
     /// Receives straight into `destination` (only while nothing is buffered, so bytes stay in order);
     /// returns how many (0 at end of stream).
     func receive(into destination: UnsafeMutableRawBufferPointer, timeout: Duration) throws(TCPSocketError) -> Int {
+        socket.requestQuickAcknowledgement()
         let count = try socket.receive(into: destination, timeout: timeout)
         if count > 0 { receivedResponseByte = true }
         return count
