@@ -59,6 +59,20 @@ import Testing
         }
     }
 
+    @Test(arguments: ["a/../b", "./c", "d/.", "e//f", "/g", "sp ace+plus%pct~"])
+    func keysWithDotSegmentsAndOddBytesRoundTripOverHTTPS(_ name: String) throws {
+        guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
+        let client = try S3Client(configuration: configuration, bucket: bucket)
+        let key = "https-tests/\(UUID().uuidString)/\(name)"
+        let body = Array(name.utf8)
+        _ = try client.send(try client.bucket.putObject(key: key, payload: .unsigned), body: .bytes(body), context: client.bucket.context("PutObject", key: key))
+        let got = try client.send(try client.bucket.getObject(key: key), context: client.bucket.context("GetObject", key: key))
+        #expect(got.body == body)
+        let listed = try client.send(try client.bucket.listObjects(prefix: key), context: client.bucket.context("ListObjectsV2"))
+        #expect(try S3ListObjectsPage(xml: listed.body).objects.map(\.key) == [key], "stored under the very key signed")
+        _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
+    }
+
     @Test func aWrongSignatureIsTheGatewaysAnswerNotATransportError() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         var wrong = configuration

@@ -68,7 +68,7 @@ package final class HTTPSTransport: Sendable {
             TransportError(endpoint: endpoint, method: request.method, path: path, reason: reason)
         }
         let host = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
-        guard let url = URL(string: "https://\(host):\(endpoint.port)\(request.target)") else {
+        guard let url = URL(string: "https://\(host):\(endpoint.port)\(Self.dotSegmentsEscaped(request.target))") else {
             throw failure(.malformedResponse("the request target \(request.target) does not make a URL"))
         }
         var urlRequest = URLRequest(url: url)
@@ -112,6 +112,18 @@ package final class HTTPSTransport: Sendable {
             router.unregister(task)
         }
         return TransportResponse(status: HTTPStatus(code: head.statusCode), headers: headers, contentLength: length, external: body, endpoint: endpoint, method: request.method, path: path)
+    }
+
+    /// `target` with every path segment that is `.` or `..` sent as `%2E` or `%2E%2E`. libcurl
+    /// resolves dot segments in the URL it is given, which would send another key than the one
+    /// signed; S3 keys may hold such segments, and the gateway decodes the escaped dots back, so
+    /// the key and its signature arrive as they were.
+    static func dotSegmentsEscaped(_ target: String) -> String {
+        let queryStart = target.firstIndex(of: "?") ?? target.endIndex
+        let segments = target[..<queryStart].split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment == "." ? "%2E" : segment == ".." ? "%2E%2E" : String(segment)
+        }
+        return segments.joined(separator: "/") + target[queryStart...]
     }
 
     /// The transport's reason for a FoundationNetworking error.
