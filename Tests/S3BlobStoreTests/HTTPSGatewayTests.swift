@@ -73,6 +73,24 @@ import Testing
         _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
     }
 
+    @Test func anObjectStoredGzipEncodedIsReadAsStoredNotDecoded() throws {
+        guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
+        let client = try S3Client(configuration: configuration, bucket: bucket)
+        let key = "https-tests/\(UUID().uuidString)/gzipped"
+        // "hello\n", gzipped.
+        let body: [UInt8] = [
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0x48, 0xcd,
+            0xc9, 0xc9, 0xe7, 0x02, 0x00, 0x20, 0x30, 0x3a, 0x36, 0x06, 0x00, 0x00, 0x00,
+        ]
+        let headers = S3ObjectHeaders(contentType: "text/plain", standard: [S3HeaderField("Content-Encoding", "gzip")])
+        _ = try client.send(try client.bucket.putObject(key: key, payload: .unsigned, headers: headers), body: .bytes(body), context: client.bucket.context("PutObject", key: key))
+        let got = try client.send(try client.bucket.getObject(key: key), context: client.bucket.context("GetObject", key: key))
+        #expect(got.body == body, "the stored bytes, not libcurl's decoding of them")
+        let head = try client.send(try client.bucket.headObject(key: key), context: client.bucket.context("HeadObject", key: key))
+        #expect(head.headers.first(name: "Content-Encoding") == "gzip", "HEAD still shows the stored encoding")
+        _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
+    }
+
     @Test func aWrongSignatureIsTheGatewaysAnswerNotATransportError() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         var wrong = configuration

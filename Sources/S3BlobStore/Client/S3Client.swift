@@ -48,6 +48,7 @@ package final class S3Client: Sendable {
         _ request: S3Request, body: TransportBody = .empty, context: S3ErrorContext, isIdempotent: Bool? = nil,
         expectsContinue: Bool = false
     ) throws(S3ClientError) -> TransportResponse {
+        let request = secure == nil ? request : HTTPSTransport.storedBytesRequest(request)
         let signed = signer.sign(request, at: clock())
         var headers = HTTPHeaders()
         for field in request.headers + signed.headersToAdd {

@@ -114,6 +114,22 @@ package final class HTTPSTransport: Sendable {
         return TransportResponse(status: HTTPStatus(code: head.statusCode), headers: headers, contentLength: length, external: body, endpoint: endpoint, method: request.method, path: path)
     }
 
+    /// `request` as it must be signed and sent over HTTPS to get an object's stored bytes.
+    ///
+    /// FoundationNetworking always lets libcurl decode a body whose `Content-Encoding` is gzip,
+    /// deflate, br or zstd, so an object stored with such an encoding would be read decoded, not as
+    /// stored. A GetObject therefore asks S3 to answer with `Content-Encoding: identity`
+    /// (`response-content-encoding`, which S3 honours on signed requests); HeadObject still shows
+    /// the stored encoding.
+    package static func storedBytesRequest(_ request: S3Request) -> S3Request {
+        guard request.method == "GET", request.queryItems.allSatisfy({ $0.name == "versionId" || $0.name == "partNumber" }) else {
+            return request
+        }
+        var request = request
+        request.queryItems.append(S3QueryItem("response-content-encoding", "identity"))
+        return request
+    }
+
     /// `target` with every path segment that is `.` or `..` sent as `%2E` or `%2E%2E`. libcurl
     /// resolves dot segments in the URL it is given, which would send another key than the one
     /// signed; S3 keys may hold such segments, and the gateway decodes the escaped dots back, so
