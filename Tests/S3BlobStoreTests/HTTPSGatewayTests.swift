@@ -91,6 +91,28 @@ import Testing
         _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
     }
 
+    @Test func aServerThatDoesNotSpeakTLSFailsClearlyNamingTheEndpoint() throws {
+        guard let (configuration, bucket) = Self.configuration,
+            let plain = ProcessInfo.processInfo.environment["BLOB_S3_HTTP_PROXY_ENDPOINT"].flatMap({ URL(string: $0) }), let port = plain.port
+        else { return print(Self.skipReason) }
+        var wrong = configuration
+        wrong.endpoint = S3Endpoint(scheme: .https, host: "127.0.0.1", port: port)
+        let client = try S3Client(configuration: wrong, bucket: bucket)
+        let list = try client.bucket.listObjects(maxKeys: 1)
+        do {
+            _ = try client.send(list, context: client.bucket.context("ListObjectsV2"))
+            Issue.record("an https request to a plain-HTTP port got an answer")
+        } catch {
+            guard case .unreachable(_, let transportError) = error else {
+                Issue.record("expected no answer, got \(error)")
+                return
+            }
+            #expect(error.description.contains("ListObjectsV2 s3://\(bucket)/ at https://127.0.0.1:\(port)"), "\(error)")
+            #expect(transportError.endpoint.port == UInt16(port))
+            print("HTTPSGatewayTests: a TLS handshake with a plain-HTTP port fails with: \(error)")
+        }
+    }
+
     @Test func aWrongSignatureIsTheGatewaysAnswerNotATransportError() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         var wrong = configuration

@@ -154,7 +154,7 @@ package final class HTTPSTransport: Sendable {
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
             .serverCertificateHasUnknownRoot, .clientCertificateRejected:
             return .malformedResponse("no TLS session: \(text)")
-        default: return .malformedResponse("\(text) (URLError \(error.code.rawValue))")
+        default: return .malformedResponse("FoundationNetworking: \(text) (URLError \(error.code.rawValue))")
         }
     }
 }
