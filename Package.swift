@@ -49,7 +49,8 @@ let package = Package(
         .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "BlobProtocol"]),
         .executableTarget(name: "blob", dependencies: ["BlobCLI"]),
         // The S3 backend (docs/SCALE-OUT.md): Signing/ (SHA-256, HMAC, Signature V4), Configuration/ (AWS
-        // environment and profile files), Requests/ and XML/ (the S3 vocabulary), Transport/ (HTTP/1.1 over TCP).
+        // environment and profile files), Requests/ and XML/ (the S3 vocabulary), Transport/ (HTTP/1.1 over TCP),
+        // HTTPS/ (TLS through FoundationNetworking), Multipart/ (multipart uploads, stale-upload cleanup).
         .target(name: "S3BlobStore", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
 
         // What the test targets share (not a product): temp folders, the built tools as processes, the
@@ -86,5 +87,9 @@ let package = Package(
         .executableTarget(name: "quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/QuickStart"),
         .executableTarget(name: "article-quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ArticleQuickStart"),
         .executableTarget(name: "client-quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ClientQuickStart"),
+
+        // What HTTPS costs the S3 client against plain HTTP (docs/SCALE-OUT.md, "HTTPS"); a target of this
+        // package, not of Benchmarks/, because it drives the client's package-level API.
+        .executableTarget(name: "s3-transport-cost", dependencies: ["S3BlobStore", "BlobSystem"], path: "Benchmarks/S3TransportCost"),
     ]
 )

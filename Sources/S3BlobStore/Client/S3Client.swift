@@ -20,19 +20,20 @@ package final class S3Client: Sendable {
     /// The time requests are signed with.
     package let clock: @Sendable () -> Date
     private let endpoint: TransportEndpoint
+    /// The HTTPS transport, for an `https://` endpoint (``transport`` then stays unused).
+    private let secure: HTTPSTransport?
 
-    /// A client for `bucket` at `configuration`'s endpoint. Throws when the endpoint's scheme is one
-    /// the transport does not speak.
+    /// A client for `bucket` at `configuration`'s endpoint: plain HTTP through `transport`, HTTPS
+    /// through an ``HTTPSTransport`` with `transport`'s configuration.
     package init(
         configuration: S3Configuration, bucket: String, transport: HTTPTransport = HTTPTransport(),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(S3ClientError) {
         let bucket = S3Bucket(configuration: configuration, name: bucket)
-        guard configuration.endpoint.scheme == .http, let port = UInt16(exactly: configuration.endpoint.port) else {
-            throw .refused(.invalidArgument(
-                name: "endpoint", reason: "\(configuration.endpoint) is not reachable over plain HTTP; HTTPS is not supported yet",
-                operation: "connect"))
+        guard let port = UInt16(exactly: configuration.endpoint.port) else {
+            throw .refused(.invalidArgument(name: "endpoint", reason: "\(configuration.endpoint) has no valid TCP port", operation: "connect"))
         }
+        secure = configuration.endpoint.scheme == .https ? HTTPSTransport(configuration: transport.configuration) : nil
         self.bucket = bucket
         signer = SignatureV4(configuration: configuration)
         self.transport = transport
@@ -47,6 +48,7 @@ package final class S3Client: Sendable {
         _ request: S3Request, body: TransportBody = .empty, context: S3ErrorContext, isIdempotent: Bool? = nil,
         expectsContinue: Bool = false
     ) throws(S3ClientError) -> TransportResponse {
+        let request = secure == nil ? request : HTTPSTransport.storedBytesRequest(request)
         let signed = signer.sign(request, at: clock())
         var headers = HTTPHeaders()
         for field in request.headers + signed.headersToAdd {
@@ -56,6 +58,7 @@ package final class S3Client: Sendable {
             method: HTTPMethod(request.method) ?? .other(request.method), target: request.target, headers: headers, body: body,
             isIdempotent: isIdempotent, expectsContinue: expectsContinue)
         do {
+            if let secure { return try secure.start(transportRequest, to: endpoint) }
             return try transport.start(transportRequest, to: endpoint)
         } catch {
             throw .unreachable(context, error)

@@ -23,7 +23,9 @@ package final class TransportResponse: @unchecked Sendable {
     private var connection: TransportConnection?
     private var body: BodyState
     private let reusable: Bool
-    private let pool: TransportConnectionPool
+    private let pool: TransportConnectionPool?
+    private let external: (any TransportResponseBody)?
+    private let endpoint: TransportEndpoint
     private let method: HTTPMethod
     private let path: String
 
@@ -43,6 +45,8 @@ package final class TransportResponse: @unchecked Sendable {
         self.connection = connection
         self.reusable = reusable && response.keepAlive
         self.pool = pool
+        external = nil
+        endpoint = pool.endpoint
         self.method = method
         self.path = path
         switch response.framing {
@@ -62,10 +66,29 @@ package final class TransportResponse: @unchecked Sendable {
         if case .done = body { finish() }
     }
 
+    /// A response whose body is read from `external` (HTTPS, see ``HTTPSTransport``).
+    init(
+        status: HTTPStatus, headers: HTTPHeaders, contentLength: Int64?, external: any TransportResponseBody,
+        endpoint: TransportEndpoint, method: HTTPMethod, path: String
+    ) {
+        self.status = status
+        self.headers = headers
+        self.contentLength = contentLength
+        connection = nil
+        body = .untilClose
+        reusable = false
+        pool = nil
+        self.external = external
+        self.endpoint = endpoint
+        self.method = method
+        self.path = path
+    }
+
     deinit { close() }
 
     /// Whether the whole body has been read.
     package var isComplete: Bool {
+        if let external { return external.isComplete }
         if case .done = body { return true }
         return false
     }
@@ -74,6 +97,7 @@ package final class TransportResponse: @unchecked Sendable {
     /// bytes; `nil` once the body is complete. Waits at most the idle timeout for more bytes.
     package func read(into destination: UnsafeMutableRawBufferPointer) throws(TransportError) -> Int? {
         do throws(TransportError) {
+            if let external { return try external.read(into: destination) }
             return try readPiece(into: destination)
         } catch {
             close()
@@ -114,10 +138,11 @@ package final class TransportResponse: @unchecked Sendable {
     /// Abandons the response: closes the connection unless the body was read to its end (then the
     /// connection is already back in the pool). Idempotent.
     package func close() {
+        external?.close()
         guard let connection else { return }
         self.connection = nil
         connection.close()
-        pool.releaseSlot()
+        pool?.releaseSlot()
     }
 
     // MARK: Internals
@@ -126,21 +151,22 @@ package final class TransportResponse: @unchecked Sendable {
         guard let connection else { return }
         self.connection = nil
         if reusable && connection.available == 0 {
-            pool.putBack(connection)
+            pool?.putBack(connection)
         } else {
             connection.close()
         }
-        pool.releaseSlot()
+        pool?.releaseSlot()
     }
 
     private func failure(_ reason: TransportError.Reason) -> TransportError {
-        TransportError(endpoint: pool.endpoint, method: method, path: path, reason: reason)
+        TransportError(endpoint: endpoint, method: method, path: path, reason: reason)
     }
 
     private func readPiece(into destination: UnsafeMutableRawBufferPointer) throws(TransportError) -> Int? {
         if case .done = body { return nil }
         guard let connection else { throw failure(.malformedResponse("the response was closed before its body was read")) }
         guard destination.count > 0 else { return 0 }
+        guard let pool else { return nil }
         let timeout = pool.configuration.idleTimeout
         while true {
             switch body {
