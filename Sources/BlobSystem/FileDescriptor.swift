@@ -20,6 +20,13 @@ package struct FileDescriptor: Hashable, Sendable {
         package let rawValue: Int32
         /// Wraps raw `open(2)` flag bits.
         package init(rawValue: Int32) { self.rawValue = rawValue }
+        /// The union of `options`. Written out for this type: the generic `SetAlgebra` initializer an
+        /// array literal otherwise goes through is not specialized across modules, and every open pays it.
+        package init(arrayLiteral options: OpenOptions...) {
+            var bits: Int32 = 0
+            for option in options { bits |= option.rawValue }
+            self.init(rawValue: bits)
+        }
         /// `O_RDONLY`.
         package static let readOnly = OpenOptions([])
         /// `O_WRONLY`.

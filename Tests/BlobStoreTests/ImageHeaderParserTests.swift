@@ -185,6 +185,10 @@ struct ImageGarbageTests {
 
     @Test func reasonsShowTheFirstBytesOrSayEmpty() {
         #expect(failureReason(ImageHeaderParser.parse(Array("<html>".utf8))) == "no known image signature (first bytes 3c 68 74 6d 6c 3e)")
+        // Two digits per byte, zero-padded and lower-case, at most eight bytes.
+        #expect(
+            failureReason(ImageHeaderParser.parse([0x00, 0x0F, 0xA0, 0xFF, 0x10, 0x01, 0x7F, 0x9C, 0xEE]))
+                == "no known image signature (first bytes 00 0f a0 ff 10 01 7f 9c)")
         #expect(failureReason(ImageHeaderParser.parse([UInt8]())) == "no known image signature (the input is empty)")
         #expect(failureReason(ImageHeaderParser.parse(Data())) == "no known image signature (the input is empty)")
     }

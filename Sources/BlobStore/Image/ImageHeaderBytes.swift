@@ -67,14 +67,22 @@ struct ImageHeaderBytes {
         raw.count > 0 && raw.count < signature.count && matches(Array(signature.prefix(raw.count)))
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// Up to `length` bytes from `offset` as spaced hex, for reasons that show what was actually there.
     func hex(_ offset: Int, _ length: Int) -> String {
         guard offset >= 0, offset < raw.count, length > 0 else { return "" }
         let end = offset + min(length, raw.count - offset)
-        return raw[offset..<end].map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined(separator: " ")
+        // Built as bytes: the reason for every non-image put shows these, so this runs on most puts.
+        let digits = ImageHeaderBytes.hexDigits
+        var text: [UInt8] = []
+        text.reserveCapacity(3 * (end - offset))
+        for byte in raw[offset..<end] {
+            if !text.isEmpty { text.append(UInt8(ascii: " ")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// A four-character code as text when printable, else as hex, so reasons never embed control bytes.

@@ -66,17 +66,19 @@ package enum ImageHeaderParser {
         return nil
     }
 
+    /// Signatures a too-short input is named after when it begins like one of them.
+    private static let unrecognisedPrefixes: [(String, [UInt8])] = [
+        ("PNG", PNGHeader.signature), ("JPEG", JPEGHeader.signature),
+        ("GIF", GIFHeader.signatures[0]), ("GIF", GIFHeader.signatures[1]),
+        ("WebP", WebPHeader.riff), ("TIFF", TIFFHeader.littleEndian), ("TIFF", TIFFHeader.bigEndian),
+    ]
+
     /// Says what the bytes were, so a client that uploaded the wrong file can tell from the message.
     private static func unrecognised(_ bytes: ImageHeaderBytes) -> ImageParseFailure {
         if bytes.count == 0 {
             return ImageParseFailure(reason: "no known image signature (the input is empty)")
         }
-        let prefixes: [(String, [UInt8])] = [
-            ("PNG", PNGHeader.signature), ("JPEG", JPEGHeader.signature),
-            ("GIF", GIFHeader.signatures[0]), ("GIF", GIFHeader.signatures[1]),
-            ("WebP", WebPHeader.riff), ("TIFF", TIFFHeader.littleEndian), ("TIFF", TIFFHeader.bigEndian),
-        ]
-        if let (name, _) = prefixes.first(where: { bytes.isStrictPrefix(of: $0.1) }) {
+        if let (name, _) = unrecognisedPrefixes.first(where: { bytes.isStrictPrefix(of: $0.1) }) {
             return ImageParseFailure(
                 reason: "no known image signature (only \(bytes.count) bytes, too few to tell; they begin like \(name))"
             )

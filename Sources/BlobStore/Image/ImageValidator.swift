@@ -107,9 +107,12 @@ package final class ImageValidator {
     /// Picks the format from the bytes sniffed so far, in the header parser's order, as soon as one
     /// signature is complete; fails once none can match any more (or the content ended).
     private func identify(atEnd: Bool) {
+        // Called for every sniffed byte of every put: compares in place, allocating nothing.
         let bytes = sniffed
         func starts(_ signature: [UInt8], at offset: Int = 0) -> Bool {
-            bytes.count >= offset + signature.count && Array(bytes[offset..<offset + signature.count]) == signature
+            guard bytes.count >= offset + signature.count else { return false }
+            for (position, byte) in signature.enumerated() where bytes[offset + position] != byte { return false }
+            return true
         }
         if starts(PNGHeader.signature) {
             check = PNGCheck()
@@ -119,10 +122,9 @@ package final class ImageValidator {
             check = GIFCheck()
         } else if starts(WebPHeader.riff) && starts(WebPHeader.webp, at: 8) {
             check = WebPCheck()
-        } else if [TIFFHeader.littleEndian, TIFFHeader.bigEndian, TIFFHeader.bigTIFFLittleEndian, TIFFHeader.bigTIFFBigEndian]
-            .contains(where: { starts($0) }) {
+        } else if Self.tiffSignatures.contains(where: { starts($0) }) {
             check = TIFFCheck()
-        } else if starts(Array("ftyp".utf8), at: 4) {
+        } else if starts(Self.ftyp, at: 4) {
             check = BMFFCheck()
         } else if starts(BMPHeader.signature) && bytes.count >= Self.sniffLength {
             check = BMPCheck()
@@ -134,6 +136,9 @@ package final class ImageValidator {
             }
         }
     }
+
+    private static let tiffSignatures = [TIFFHeader.littleEndian, TIFFHeader.bigEndian, TIFFHeader.bigTIFFLittleEndian, TIFFHeader.bigTIFFBigEndian]
+    private static let ftyp = Array("ftyp".utf8)
 
     /// Every signature, nil entries matching any byte.
     private static let patterns: [[UInt8?]] = {

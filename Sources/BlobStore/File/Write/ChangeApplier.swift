@@ -131,6 +131,11 @@ final class ChangeApplier: Sendable {
         }
         guard needsLookup else { return (mutations, batch.map { _ in nil }, failures) }
         let replaced: [ExistingBlob?] = queue.sync {
+            // A put alone in its batch (most of them, unless puts arrive together) has nothing before
+            // it to track; its path is built in one allocation, as for a read.
+            if batch.count == 1, case .put(let put) = batch[0] {
+                return [try? storedVersion(at: index.path(of: put.identifier))]
+            }
             var touched = Set<String>()
             var everything = false
             return batch.map { mutation -> ExistingBlob? in
@@ -147,7 +152,7 @@ final class ChangeApplier: Sendable {
                 case .put(let put):
                     guard !everything, touched.insert(put.identifier).inserted else { return nil }
                     // A lookup that fails is left to the barrier, which looks again and reports the error.
-                    return try? storedVersion(at: index.location(of: put.identifier).path)
+                    return try? storedVersion(at: index.path(of: put.identifier))
                 }
             }
         }
