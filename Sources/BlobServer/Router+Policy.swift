@@ -72,14 +72,17 @@ extension Router {
     }
 
     /// The `/metrics` lines of cache mode: expiries and evictions per store since the daemon
-    /// started, and the limits of each open store that has them.
+    /// started, and the limits, waiting puts and peak usage of each open store that has limits.
     static func policyMetrics(stores: [String: any ServedBackend], counters: PolicyCounters) async -> [UInt8] {
         var limits: [(name: String, policy: StorePolicy)] = []
+        var figures: [(name: String, counters: CacheCounters)] = []
         for (name, store) in stores {
             guard let policy = try? await store.policy() else { continue }
             limits.append((name, policy))
+            if policy.maximumBytes != nil || policy.maximumCount != nil, let cache = try? await store.cacheFigures() { figures.append((name, cache)) }
         }
-        return counters.render(limits: limits.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+        func byName<T>(_ items: [(name: String, T)]) -> [(name: String, T)] { items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) } }
+        return counters.render(limits: byName(limits), cache: byName(figures))
     }
 }
 
