@@ -98,12 +98,15 @@ final class PolicyUpload: BackendUpload {
     private let store: any ServedBackend
     private let created: Bool
     private let answer: PolicyAnswer
+    /// Where the commit's task runs: blobd's blocking-work threads (see ``ServedBackend``, "Where each call runs").
+    private let pool: BlockingPool
     private let body = Locked<[UInt8]>([])
 
-    init(store: any ServedBackend, created: Bool, answer: PolicyAnswer) {
+    init(store: any ServedBackend, created: Bool, answer: PolicyAnswer, pool: BlockingPool) {
         self.store = store
         self.created = created
         self.answer = answer
+        self.pool = pool
     }
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
@@ -126,8 +129,10 @@ final class PolicyUpload: BackendUpload {
             }
         }
         let (store, created, answer) = (store, created, answer)
-        // The store's policy calls are async and wait on the store's own queues, not on this thread.
-        Task {
+        // The store's policy calls are async; a backend may block the thread it runs them on (the
+        // ServedBackend contract), so their task runs on the blocking pool, never on the Swift
+        // concurrency pool.
+        Task(executorPreference: pool) {
             do {
                 let current = try await store.policy()
                 let policy = update.applied(to: current)
