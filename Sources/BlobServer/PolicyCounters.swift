@@ -5,7 +5,7 @@ import BlobSystem
 /// events the daemon observes (``BlobChange/reason``), for `/metrics`.
 ///
 /// Owns its counts behind a lock: ``record(_:)`` runs on whichever thread commits a change,
-/// ``render(limits:)`` on a blocking-work thread.
+/// ``render(limits:cache:)`` on a blocking-work thread.
 final class PolicyCounters: Sendable {
     private let counts = Locked<[String: (expired: UInt64, evicted: UInt64)]>([:])
 
@@ -21,9 +21,10 @@ final class PolicyCounters: Sendable {
         }
     }
 
-    /// The metric families: the counters of every store that lost a blob, and the limits of the
-    /// `limits` stores that have them.
-    func render(limits: [(name: String, policy: StorePolicy)]) -> [UInt8] {
+    /// The metric families: the counters of every store that lost a blob, the limits of the
+    /// `limits` stores that have them, and the waiting puts and peak usage of the `cache` stores
+    /// (``CacheCounters``: the open stores that have limits).
+    func render(limits: [(name: String, policy: StorePolicy)], cache: [(name: String, counters: CacheCounters)]) -> [UInt8] {
         let counts = counts.withLock { $0 }.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         var text = ""
         func family(_ name: String, _ type: String, _ help: String) { text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" }
@@ -35,6 +36,12 @@ final class PolicyCounters: Sendable {
         for (store, policy) in limits { if let limit = policy.maximumBytes { text += "blobstore_store_max_bytes{store=\"\(store)\"} \(limit)\n" } }
         family("blobstore_store_max_blobs", "gauge", "The blob count limit of each open store that has one.")
         for (store, policy) in limits { if let limit = policy.maximumCount { text += "blobstore_store_max_blobs{store=\"\(store)\"} \(limit)\n" } }
+        family("blobstore_store_waiting_puts", "gauge", "Puts waiting for eviction to make room, per open store that has limits.")
+        for (store, figures) in cache { text += "blobstore_store_waiting_puts{store=\"\(store)\"} \(figures.waitingPuts)\n" }
+        family("blobstore_store_peak_blobs", "gauge", "The most blobs an open store with limits held at once since the daemon opened it.")
+        for (store, figures) in cache { text += "blobstore_store_peak_blobs{store=\"\(store)\"} \(figures.peakCount)\n" }
+        family("blobstore_store_peak_bytes", "gauge", "The most content bytes an open store with limits held at once since the daemon opened it.")
+        for (store, figures) in cache { text += "blobstore_store_peak_bytes{store=\"\(store)\"} \(figures.peakBytes)\n" }
         return Array(text.utf8)
     }
 }

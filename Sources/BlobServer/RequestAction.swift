@@ -55,15 +55,15 @@ final class UploadStart: Sendable {
         self.init(stores: stores, store: store, purpose: .blob(identifier: identifier, options: options))
     }
 
-    /// Opens (creating) the store and the upload (blocking).
-    func begin() throws -> OpenedUpload {
+    /// Opens (creating) the store and the upload (blocking); a policy update's commit will run on `pool`.
+    func begin(pool: BlockingPool) throws -> OpenedUpload {
         let (backend, claim) = try stores.storeForPut(store)
         do {
             switch purpose {
             case .blob(let identifier, let options):
                 return OpenedUpload(upload: try backend.startUpload(identifier: identifier, options: options), claim: claim)
             case .policy(let answer):
-                return OpenedUpload(upload: PolicyUpload(store: backend, created: claim != nil, answer: answer), claim: claim)
+                return OpenedUpload(upload: PolicyUpload(store: backend, created: claim != nil, answer: answer, pool: pool), claim: claim)
             }
         } catch {
             claim?.end(committed: false)

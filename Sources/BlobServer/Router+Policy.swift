@@ -72,14 +72,17 @@ extension Router {
     }
 
     /// The `/metrics` lines of cache mode: expiries and evictions per store since the daemon
-    /// started, and the limits of each open store that has them.
+    /// started, and the limits, waiting puts and peak usage of each open store that has limits.
     static func policyMetrics(stores: [String: any ServedBackend], counters: PolicyCounters) async -> [UInt8] {
         var limits: [(name: String, policy: StorePolicy)] = []
+        var figures: [(name: String, counters: CacheCounters)] = []
         for (name, store) in stores {
             guard let policy = try? await store.policy() else { continue }
             limits.append((name, policy))
+            if policy.maximumBytes != nil || policy.maximumCount != nil, let cache = try? await store.cacheFigures() { figures.append((name, cache)) }
         }
-        return counters.render(limits: limits.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+        func byName<T>(_ items: [(name: String, T)]) -> [(name: String, T)] { items.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) } }
+        return counters.render(limits: byName(limits), cache: byName(figures))
     }
 }
 
@@ -95,12 +98,15 @@ final class PolicyUpload: BackendUpload {
     private let store: any ServedBackend
     private let created: Bool
     private let answer: PolicyAnswer
+    /// Where the commit's task runs: blobd's blocking-work threads (see ``ServedBackend``, "Where each call runs").
+    private let pool: BlockingPool
     private let body = Locked<[UInt8]>([])
 
-    init(store: any ServedBackend, created: Bool, answer: PolicyAnswer) {
+    init(store: any ServedBackend, created: Bool, answer: PolicyAnswer, pool: BlockingPool) {
         self.store = store
         self.created = created
         self.answer = answer
+        self.pool = pool
     }
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
@@ -123,8 +129,10 @@ final class PolicyUpload: BackendUpload {
             }
         }
         let (store, created, answer) = (store, created, answer)
-        // The store's policy calls are async and wait on the store's own queues, not on this thread.
-        Task {
+        // The store's policy calls are async; a backend may block the thread it runs them on (the
+        // ServedBackend contract), so their task runs on the blocking pool, never on the Swift
+        // concurrency pool.
+        Task(executorPreference: pool) {
             do {
                 let current = try await store.policy()
                 let policy = update.applied(to: current)

@@ -30,13 +30,13 @@ final class UploadJob: Sendable {
 
     /// Runs the step (blocking). `report` gets the outcome exactly once: on this thread, or, for a
     /// commit the store completes later (a durable batch), on the thread that completes it. `pool`
-    /// ends a new store's claim off that thread.
+    /// ends a new store's claim off that thread, and runs a policy update's commit.
     func run(pool: BlockingPool, report: @escaping @Sendable (UploadStep) -> Void) {
         let upload: OpenedUpload
         if let opened {
             upload = opened
         } else {
-            do { upload = try start.begin() } catch { return report(.refused(error)) }
+            do { upload = try start.begin(pool: pool) } catch { return report(.refused(error)) }
         }
         do {
             if !bytes.isEmpty { try bytes.withUnsafeBytes { try upload.upload.append($0) } }

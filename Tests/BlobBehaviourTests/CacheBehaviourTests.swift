@@ -1,10 +1,17 @@
+import BlobClient
 @testable import BlobStore
 import Foundation
 import Testing
 
-/// The kinds cache mode is tested on for now: blobd serves policies only once its routes for them
-/// exist (the remote kind joins then).
-private let cacheKinds: [StoreKind] = [.memory, .file, .fileQueuedReads]
+/// The kinds whose time a test clock can drive: the embedded stores. blobd runs on the system's
+/// clock and takes no test clock over the wire, so the expiry tests, which advance a clock by
+/// minutes, run on these only; expiry through blobd is tested in real time by the daemon's own
+/// tests (`CacheModeWireTests`).
+private let clockedCacheKinds: [StoreKind] = [.memory, .file, .fileQueuedReads]
+
+/// The kinds for the tests that need no clock: the embedded stores and blobd, whose policy is set
+/// through `RemoteBlobStore.setPolicy`.
+private let cacheKinds: [StoreKind] = [.memory, .file, .fileQueuedReads, .remote]
 
 /// What a cache-mode test does to a store besides the ``BlobStoring`` calls.
 private struct CacheControl {
@@ -14,6 +21,9 @@ private struct CacheControl {
     var settle: () async throws -> Void
     var setPolicy: (StorePolicy) async throws -> Void
     var policy: () async throws -> StorePolicy
+    /// Returns once the change streams opened so far receive every later change (a remote store's
+    /// subscribes only when the daemon answers its request, after `changes()` returned).
+    var changesLive: () async throws -> Void = {}
 }
 
 /// Runs `body` with a fresh store of `kind` under `policy`, whose time is `clock`.
@@ -40,13 +50,49 @@ private func withCacheStore(
                 setPolicy: { try await store.setPolicy($0) }, policy: { try await store.policy() }))
         withExtendedLifetime(root) {}
     case .remote:
-        Issue.record("cache mode is not tested through blobd yet")
+        // A daemon of its own (this suite has no shared one): its event-subscriber gauge then counts
+        // only this test's change streams.
+        try await withStore(.remote) { store in
+            let remote = try #require(store as? RemoteBlobStore)
+            if policy != .unlimited { try await remote.setPolicy(policy) }
+            try await body(
+                remote,
+                CacheControl(
+                    sweep: { Issue.record("blobd sweeps on its own clock") }, settle: { try await settleRemote(remote) },
+                    setPolicy: { try await remote.setPolicy($0) }, policy: { try await remote.policy() },
+                    changesLive: { try await eventSubscribers(of: remote, reach: 1) }))
+        }
     }
+}
+
+/// Waits (up to 20 s) until blobd's store is within its policy's limits, as its own `GET /v1/stores/{store}` reports.
+private func settleRemote(_ store: RemoteBlobStore) async throws {
+    var status = try await store.client.storeStatus(store.name)
+    for _ in 0..<2000 {
+        let bytesFit = status.policy.maximumBytes.map { status.statistics.bytes <= $0 } ?? true
+        let countFits = status.policy.maximumCount.map { status.statistics.count <= $0 } ?? true
+        if bytesFit && countFits { return }
+        try await Task.sleep(for: .milliseconds(10))
+        status = try await store.client.storeStatus(store.name)
+    }
+    Issue.record("blobd's store \(store.name) is still over its limits after 20 s: \(status)")
+}
+
+/// Waits (up to 30 s) until blobd counts `count` event subscribers (its `blobd_event_subscribers` gauge).
+private func eventSubscribers(of store: RemoteBlobStore, reach count: Int) async throws {
+    var subscribers: Int?
+    for _ in 0..<3000 {
+        let metrics = try RawClient(path: store.client.socketPath).request("GET", "/metrics").text
+        subscribers = metrics.split(separator: "\n").first { $0.hasPrefix("blobd_event_subscribers ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        if subscribers == count { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("blobd counts \(subscribers.map(String.init) ?? "no") event subscribers, expected \(count)")
 }
 
 @Suite("Cache mode: expiry and eviction", .timeLimit(.minutes(2)))
 struct CacheBehaviourTests {
-    @Test("an expired blob is never served: get, head, exists, range, stream, download, list, statistics", arguments: cacheKinds)
+    @Test("an expired blob is never served: get, head, exists, range, stream, download, list, statistics", arguments: clockedCacheKinds)
     func expiredIsNotServed(kind: StoreKind) async throws {
         let clock = TestClock()
         try await withCacheStore(kind, clock: clock) { store, _ in
@@ -78,7 +124,7 @@ struct CacheBehaviourTests {
         }
     }
 
-    @Test("the store's default time to live, .never, .at", arguments: cacheKinds)
+    @Test("the store's default time to live, .never, .at", arguments: clockedCacheKinds)
     func defaultTimeToLive(kind: StoreKind) async throws {
         let clock = TestClock()
         try await withCacheStore(kind, policy: StorePolicy(defaultTimeToLive: .seconds(10)), clock: clock) { store, control in
@@ -101,7 +147,7 @@ struct CacheBehaviourTests {
         }
     }
 
-    @Test("conditions see an expired blob as absent; a remove of it answers false", arguments: cacheKinds)
+    @Test("conditions see an expired blob as absent; a remove of it answers false", arguments: clockedCacheKinds)
     func conditionsOnExpired(kind: StoreKind) async throws {
         let clock = TestClock()
         try await withCacheStore(kind, clock: clock) { store, _ in
@@ -119,7 +165,7 @@ struct CacheBehaviourTests {
         }
     }
 
-    @Test("the sweep removes expired blobs with an .expired removal", arguments: cacheKinds)
+    @Test("the sweep removes expired blobs with an .expired removal", arguments: clockedCacheKinds)
     func sweepEvents(kind: StoreKind) async throws {
         let clock = TestClock()
         try await withCacheStore(kind, clock: clock) { store, control in
@@ -145,6 +191,7 @@ struct CacheBehaviourTests {
         let clock = TestClock()
         try await withCacheStore(kind, policy: StorePolicy(maximumCount: 10), clock: clock) { store, control in
             let changes = store.changes()
+            try await control.changesLive()
             for number in 0..<10 { try await store.put(Data("\(number)".utf8), identifier: "blob-\(number)", options: PutOptions()) }
             for number in 0..<5 { _ = try await store.get("blob-\(number)") }
             for number in 10..<15 {

@@ -14,6 +14,8 @@ extension InMemoryBlobStore: ServedBackend {
         InMemoryUpload(store: self, identifier: try ContentInspection.prepare(store: name, identifier: identifier, options: options), options: options)
     }
 
+    package func cacheFigures() async throws -> CacheCounters? { try await cacheCounters() }
+
     /// Nothing can rot in memory: every blob is healthy, and a repair moves nothing.
     package func verify(repair: Bool) async throws -> VerificationReport {
         VerificationReport(healthy: try await statistics().count, corrupt: [], orphaned: [], quarantined: repair ? [] : nil)

@@ -17,6 +17,8 @@ extension PersistentDataStore: ServedBackend {
 
     package var memoryTierFigures: MemoryTierStatistics? { core.memoryTier.statistics }
 
+    package func cacheFigures() async throws -> CacheCounters? { try await cacheCounters() }
+
     package func startUpload(identifier: String, options: PutOptions) throws -> any BackendUpload {
         try beginUpload(identifier: identifier, options: options)
     }

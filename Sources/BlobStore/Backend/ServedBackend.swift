@@ -58,11 +58,17 @@ package protocol ServedBackend: AnyObject, Sendable {
 
     /// The memory tier's figures, for a backend that has one (`nil` otherwise). Never blocks.
     var memoryTierFigures: MemoryTierStatistics? { get }
+
+    /// What cache mode has done (``CacheCounters``), for a backend that keeps these counters (`nil` otherwise).
+    func cacheFigures() async throws -> CacheCounters?
 }
 
 extension ServedBackend {
     /// No memory tier.
     package var memoryTierFigures: MemoryTierStatistics? { nil }
+
+    /// No cache counters.
+    package func cacheFigures() async throws -> CacheCounters? { nil }
 }
 
 /// One blob version opened for serving: its metadata and a way to its content, either bytes in

@@ -179,6 +179,21 @@ struct CacheEngineTests {
         #expect(idle.load(ordering: .relaxed), "the cache queue is still running the round after 10 s")
     }
 
+    /// A drop checks each victim's version against the catalog (which every barrier keeps), not by
+    /// reading the victim's header back from its file: eviction costs its commit no lookup at all.
+    @Test func evictionReadsNoVictimsHeaderInItsBarrier() async throws {
+        let root = TemporaryRoot()
+        let store = try PersistentDataStore(name: "lookups", root: root.url, configuration: StoreConfiguration(durability: .relaxed))
+        for number in 0..<20 { try await store.put(Data("\(number)".utf8), identifier: "l\(number)") }
+        let before = store.core.commitLookups.load(ordering: .relaxed)
+        try await store.setPolicy(StorePolicy(maximumCount: 4))
+        try await store.core.cache.settle()
+        #expect(try await store.cacheCounters().evicted == 16)
+        #expect(store.core.commitLookups.load(ordering: .relaxed) == before)
+        let report = try await store.verify()
+        #expect(report.healthy == 4 && report.isClean)
+    }
+
     @Test func aBlobGoneBehindTheCatalogsBackDoesNotStallEviction() async throws {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(

@@ -165,6 +165,20 @@ final class CacheCatalog: Sendable {
     /// Blobs removed by eviction and by the sweep since the store was opened.
     var removals: (evicted: UInt64, expired: UInt64) { state.withLock { ($0.evicted, $0.expired) } }
 
+    /// The size of `victim`'s version if the catalog holds exactly it (and, given `now`, it has
+    /// expired by then), else `nil`: a drop's check, in its barrier, that no put replaced the victim.
+    func holds(_ victim: CacheVictim, expiredAt now: Int64?) -> Int64? {
+        state.withLock { state in
+            guard let at = state.position[IdentifierKey(victim.identifier)], let slot = state.slots[at],
+                slot.checksum == victim.checksum, slot.modified == victim.modifiedNanoseconds
+            else { return nil }
+            if let now {
+                guard let expires = slot.expires, expires <= now else { return nil }
+            }
+            return slot.size
+        }
+    }
+
     /// Forgets `victim`'s version if the catalog still holds exactly it (a drop found it no longer
     /// stored; a newer version the catalog learnt meanwhile stays).
     func forget(_ victim: CacheVictim) {

@@ -228,19 +228,22 @@ final class ChangeApplier: Sendable {
     /// Removes `victim` for cache mode if it is still the stored version (and still expired, for an
     /// expiry): the same unlink, counts and catalog update as a remove, in the same barrier kind.
     /// Whether it removed `victim`.
+    ///
+    /// The version is checked against the catalog, not the file: every barrier that changes a file
+    /// also updates the catalog, so in a barrier the catalog's version of an identifier is the one
+    /// stored, and reading the header back (an open, a read and a close per victim) would only tell
+    /// the same. What the catalog cannot see is a file removed behind its back (a repair moved it
+    /// aside): the unlink then finds nothing, and the catalog forgets that version.
     private func drop(_ victim: CacheVictim, reason: BlobChange.Reason, touched: inout Set<String>) throws -> Bool {
+        let now = reason == .expired ? clock.nowNanoseconds() : nil
+        guard let size = catalog.holds(victim, expiredAt: now) else { return false }
         let (folder, path, bucketIndex) = index.location(of: victim.identifier)
-        guard case .present(let header) = try storedVersion(at: path), header.identifier == victim.identifier,
-            header.checksum == victim.checksum, header.modifiedNanoseconds == victim.modifiedNanoseconds,
-            reason != .expired || header.isExpired(atNanoseconds: clock.nowNanoseconds())
-        else {
-            // Gone or damaged behind the catalog's back (a repair moved it aside): forget that version.
+        guard try io("remove", path, { try FileSystem.unlinkIfExists(path) }) else {
             catalog.forget(victim)
             return false
         }
-        try io("remove", path) { try FileSystem.unlink(path) }
         touched.insert(folder)
-        totals.adjust(count: -1, bytes: -header.size)
+        totals.adjust(count: -1, bytes: -size)
         index.adjustCount(bucketAt: bucketIndex, by: -1)
         catalog.removed(victim.identifier)
         catalog.dropped(reason: reason)
