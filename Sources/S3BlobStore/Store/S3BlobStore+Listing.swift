@@ -152,6 +152,7 @@ extension S3BlobStore {
     /// Removes a blob if `condition` holds: a HEAD, the check, then a DELETE. Checked, not atomic:
     /// the gateway ignores `If-Match` on DELETE, so a version written between the HEAD and the DELETE
     /// is removed too (docs/SCALE-OUT.md, "Consistency").
+    @discardableResult
     public func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
         try await S3Blocking.run { try self.removeBlob(identifier, condition: condition) }
     }

@@ -6,6 +6,7 @@ extension S3BlobStore {
     // MARK: - BlobStoring puts
 
     /// Stores `data` with one conditional PUT (see ``commit(_:identifier:key:options:)``).
+    @discardableResult
     public func put(_ data: Data, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         let key = try key(for: id)
@@ -22,6 +23,7 @@ extension S3BlobStore {
 
     /// Stores the chunks: gathered in memory up to 8 MiB, spooled to a temp file beyond (written on
     /// transport threads), then sent with one conditional PUT.
+    @discardableResult
     public func put<Chunks: AsyncSequence>(chunks: Chunks, identifier: String?, options: PutOptions) async throws -> BlobMetadata
     where Chunks.Element == Data {
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
@@ -38,6 +40,7 @@ extension S3BlobStore {
     }
 
     /// Stores the file's content, read on a transport thread into the spool, then one conditional PUT.
+    @discardableResult
     public func put(contentsOf fileURL: URL, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         let key = try key(for: id)
