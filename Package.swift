@@ -22,9 +22,9 @@ import PackageDescription
 //   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
 //   BlobCLI (BlobStore + BlobClient + BlobProtocol; commands, help, output, backends) → blob
 //
-//   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend's parts so far: SHA-256, HMAC,
-//                Signature V4, AWS configuration, S3 requests and XML answers, HTTP/1.1 over TCP;
-//                docs/SCALE-OUT.md)
+//   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend: S3BlobStore, the store on a bucket
+//                (Store/), SHA-256, HMAC, Signature V4, AWS configuration, S3 requests and XML
+//                answers, HTTP/1.1 over TCP; docs/SCALE-OUT.md)
 //
 // The benchmarks are a package of their own (Benchmarks/, docs/BENCHMARKS.md) that uses this one
 // through its products only, as any user would.

@@ -37,3 +37,23 @@ import Testing
         #expect(error?.reason.contains("11 bytes") == true)
     }
 }
+
+/// Metadata whose header would pass the gateway's header block is refused before anything is sent.
+@Suite struct StoreMetadataHeaderLimitTests {
+    @Test func metadataTooLongForTheHeaderIsTooLargeNamingIt() async throws {
+        // No gateway needed: the header is measured before the PUT (nothing listens on port 1).
+        let configuration = S3Configuration(
+            credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"), region: "us-east-1",
+            endpoint: S3Endpoint(scheme: .http, host: "127.0.0.1", port: 1), addressingStyle: .path)
+        let store = try S3BlobStore(name: "s", bucket: "b", configuration: configuration)
+        // Within the user-metadata rules (8,000 bytes), but every byte non-ASCII: 24,000 encoded.
+        let wide = Dictionary(uniqueKeysWithValues: (0..<8).map { ("k\($0)", String(repeating: "é", count: 500)) })
+        let error = await #expect(throws: BlobStoreError.self) { try await store.put(Data("x".utf8), identifier: "doc", options: PutOptions(userMetadata: wide)) }
+        guard case .tooLarge(let what, let limit, let actual)? = error else {
+            Issue.record("expected tooLarge, got \(String(describing: error))")
+            return
+        }
+        #expect(what.contains("x-amz-meta-blob") && what.contains("doc"))
+        #expect(limit == Int64(S3MetadataHeader.maximumEncodedByteCount) && actual > limit)
+    }
+}
