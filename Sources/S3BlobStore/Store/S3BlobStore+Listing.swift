@@ -83,7 +83,10 @@ extension S3BlobStore {
         var token: String?
         var first = true
         while items.count <= query.limit, first || token != nil {
-            let page = try listObjects(prefix: query.prefix, after: after, token: token)
+            // Keys for the page and the one after it (which tells whether a next page exists) are
+            // usually enough; a content-type filter that drops some pages on with the token.
+            let page = try listObjects(
+                prefix: query.prefix, after: after, token: token, maxKeys: min(S3Bucket.maximumKeysPerPage, max(query.limit + 1, 64)))
             first = false
             token = page.next
             var pending = page.objects[...]
