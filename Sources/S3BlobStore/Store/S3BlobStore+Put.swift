@@ -131,7 +131,8 @@ extension S3BlobStore {
             case .stored(let objectETag):
                 remember(identifier, object: objectETag, metadata)
                 state.withLock { state in
-                    state.ownWrites[S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)] = ()
+                    let own = S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)
+                    state.ownWrites[own] = (state.ownWrites[own] ?? 0) + 1
                     state.publish(.put(metadata), store: name, date: now)
                 }
                 return metadata

@@ -16,8 +16,9 @@ struct S3StoreState: Sendable {
     static let recordLimit = 4096
 
     var hints = BoundedRecord<[UInt8], Hint>(limit: recordLimit)
-    /// This instance's writes (identifier bytes, object ETag) whose bucket notification has not come back yet.
-    var ownWrites = BoundedRecord<OwnWrite, Void>(limit: recordLimit)
+    /// This instance's writes (identifier bytes, object ETag) whose bucket notifications have not come
+    /// back yet, with how many (two puts of the same content have the same S3 ETag).
+    var ownWrites = BoundedRecord<OwnWrite, Int>(limit: recordLimit)
     /// Identifiers this instance removed, with how many removals are still to be echoed.
     var ownRemovals = BoundedRecord<[UInt8], Int>(limit: recordLimit)
 
