@@ -10,7 +10,9 @@ import Testing
 private let clockedCacheKinds: [StoreKind] = [.memory, .file, .fileQueuedReads]
 
 /// The kinds for the tests that need no clock: the embedded stores and blobd, whose policy is set
-/// through `RemoteBlobStore.setPolicy`.
+/// through `RemoteBlobStore.setPolicy`. An S3 store has no cache policy by design
+/// (docs/SCALE-OUT.md, "Design": no limits, no sweep; a put's own expiry is honoured, tested in
+/// S3BlobStoreTests).
 private let cacheKinds: [StoreKind] = [.memory, .file, .fileQueuedReads, .remote]
 
 /// What a cache-mode test does to a store besides the ``BlobStoring`` calls.
@@ -62,6 +64,8 @@ private func withCacheStore(
                     setPolicy: { try await remote.setPolicy($0) }, policy: { try await remote.policy() },
                     changesLive: { try await eventSubscribers(of: remote, reach: 1) }))
         }
+    case .s3:
+        Issue.record("an S3 store has no cache policy (docs/SCALE-OUT.md)")
     }
 }
 
