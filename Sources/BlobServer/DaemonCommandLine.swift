@@ -58,8 +58,8 @@ package enum DaemonCommandLine {
                               it off); env BLOBD_CACHE_SIZE
           --cache-staleness SECONDS
                               with s3://: how long a cached blob is served without asking S3 whether
-                              it changed, 0 to 86400 (default 0: every read asks); env
-                              BLOBD_CACHE_STALENESS
+                              it changed, 0 to 86400 (default 0: every read asks);
+                              env BLOBD_CACHE_STALENESS
           --version           print the version and exit
         """
 
