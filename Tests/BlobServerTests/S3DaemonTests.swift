@@ -148,6 +148,7 @@ import Testing
             #expect(try runProgram(blob, ["--backend", location] + command).status == 64, "\(command)")
         }
         #expect(try runProgram(blob, ["--backend", location, "--root", folder.path, "ls", "shared"]).status == 64)
+        #expect(try runProgram(blob, ["--socket", daemon.socketPath, "--backend", location, "ls", "shared"]).status == 64)
         let unreachable = try runProgram(blob, ["--backend", location, "ls", "shared"], environment: ["AWS_ENDPOINT_URL": "http://127.0.0.1:1"])
         let message = String(decoding: unreachable.error, as: UTF8.self)
         #expect(unreachable.status == 69 && message.contains("store 'shared' cannot use its backend \(location) at http://127.0.0.1:1"), "\(message)")
