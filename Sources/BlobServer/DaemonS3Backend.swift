@@ -33,12 +33,6 @@ enum DaemonS3Backend {
 
     /// The catalog of `setup`'s stores, read through `cache`.
     static func catalog(_ setup: S3BackendSetup, cache: S3ReadCache?, spoolFolder: URL? = nil) -> S3StoreCatalog {
-        S3StoreCatalog(markers: setup.markers, cache: cache) { name in
-            // The store itself once it is a ServedBackend (the S3BlobStore module's conformance;
-            // checked through `Any` so this compiles with or without it), else the bridge.
-            let store = setup.store(name, spoolFolder: spoolFolder)
-            let any: Any = store
-            return any as? any ServedBackend & S3ConditionalReading ?? S3ServedStore(store)
-        }
+        S3StoreCatalog(markers: setup.markers, cache: cache) { name in setup.store(name, spoolFolder: spoolFolder) }
     }
 }
