@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "BlobStore", dependencies: ["BlobSystem"]),
         .target(name: "HTTP1"),
         .target(name: "BlobProtocol", dependencies: ["BlobStore", "HTTP1"]),
-        .target(name: "BlobServer", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "BlobServer", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1", "S3BlobStore"]),
         .executableTarget(name: "blobd", dependencies: ["BlobServer"]),
         .target(name: "BlobClient", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
         .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "BlobProtocol"]),
