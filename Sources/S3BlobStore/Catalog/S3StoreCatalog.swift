@@ -2,7 +2,8 @@ import BlobStore
 import Foundation
 
 /// The stores under an `s3://BUCKET[/PREFIX]` location, as blobd serves them
-/// (``S3StoreLayout``): store `NAME` exists when its marker object `PREFIX/.stores/NAME` does.
+/// (``S3StoreLayout``): store `NAME` exists when its marker object `PREFIX/.stores/NAME` does
+/// (``S3StoreMarkers``).
 ///
 /// Opening a store writes its marker if absent and makes the store with `makeStore` (injectable, so
 /// the catalog works with any store that reads conditionally), read through `cache` when there is
@@ -13,21 +14,60 @@ package struct S3StoreCatalog: ServedBackendCatalog {
     /// Makes the store `name` (its blobs under `PREFIX/NAME/`).
     package typealias StoreFactory = @Sendable (_ name: String) throws -> any ServedBackend & S3ConditionalReading
 
-    /// Sends the marker requests.
-    package let client: S3Client
-    /// Where the stores are.
-    package let location: S3Location
+    /// The store markers.
+    package let markers: S3StoreMarkers
     /// The daemon's read cache, or `nil` to read from the object store every time.
     package let cache: S3ReadCache?
     private let makeStore: StoreFactory
 
-    /// A catalog of the stores at `location`, reached with `client` (whose bucket must be `location`'s).
-    package init(client: S3Client, location: S3Location, cache: S3ReadCache?, makeStore: @escaping StoreFactory) {
+    /// A catalog of the stores `markers` records, each made by `makeStore`.
+    package init(markers: S3StoreMarkers, cache: S3ReadCache?, makeStore: @escaping StoreFactory) {
+        self.markers = markers
+        self.cache = cache
+        self.makeStore = makeStore
+    }
+
+    /// Whether the store's marker exists.
+    package func storeExists(_ name: String) throws -> Bool { try markers.exists(name) }
+
+    /// Writes the store's marker unless it exists (create-only, so concurrent daemons creating one
+    /// store agree), then makes the store, read through the cache if there is one.
+    package func openStore(_ name: String) throws -> any ServedBackend {
+        try markers.create(name)
+        let store = try makeStore(name)
+        guard let cache else { return store }
+        return S3CachedStore(store, cache: cache)
+    }
+
+    /// Deletes the marker of a store a refused first put created, unless the store holds a blob
+    /// after all (another daemon of the fleet may have written one since).
+    package func discardStore(_ name: String, _ backend: any ServedBackend) throws { try markers.discardIfEmpty(name) }
+
+    /// The stores whose markers exist, sorted byte-wise.
+    package func storeNames() throws -> [String] { try markers.names() }
+
+    /// Nobody holds an S3 store: the object store arbitrates between daemons itself.
+    package func otherHolders(of names: [String]) -> [String: String] { [:] }
+}
+
+/// The objects that say which stores exist under an `s3://BUCKET[/PREFIX]` location: store `NAME`
+/// exists when `PREFIX/.stores/NAME` does (``S3StoreLayout``). Used by blobd's catalog and by `blob`
+/// on S3. Blocking: every call is one or a few S3 requests. Any failure to ask the object store is
+/// ``BlobStoreError/backendUnavailable(store:backend:reason:)`` naming the bucket and endpoint.
+package struct S3StoreMarkers: Sendable {
+    /// Sends the requests.
+    package let client: S3Client
+    /// Where the stores are.
+    package let location: S3Location
+    /// Keys per listing page (S3's most, 1,000, unless a test asks for fewer).
+    package let pageSize: Int
+
+    /// The markers of `location`, reached with `client` (whose bucket must be `location`'s).
+    package init(client: S3Client, location: S3Location, pageSize: Int = S3Bucket.maximumKeysPerPage) {
         precondition(client.bucket.name == location.bucket, "the client's bucket must be the location's")
         self.client = client
         self.location = location
-        self.cache = cache
-        self.makeStore = makeStore
+        self.pageSize = pageSize
     }
 
     /// `s3://BUCKET/PREFIX at http://HOST:PORT`: how errors name the backend.
@@ -48,7 +88,7 @@ package struct S3StoreCatalog: ServedBackendCatalog {
     }
 
     /// Whether the marker `PREFIX/.stores/NAME` exists (HeadObject: `200` yes, `404` no; anything else throws).
-    package func storeExists(_ name: String) throws -> Bool {
+    package func exists(_ name: String) throws -> Bool {
         let key = layout.storeMarkerKey(store: name)
         return try asking(name) {
             let response = try client.send(
@@ -58,19 +98,10 @@ package struct S3StoreCatalog: ServedBackendCatalog {
         }
     }
 
-    /// Writes the store's marker unless it exists (create-only, so concurrent daemons creating one
-    /// store agree), then makes the store, read through the cache if there is one.
-    package func openStore(_ name: String) throws -> any ServedBackend {
-        _ = try createMarker(name)
-        let store = try makeStore(name)
-        guard let cache else { return store }
-        return S3CachedStore(store, cache: cache)
-    }
-
     /// Writes `name`'s marker with `If-None-Match: *`; returns whether this call created it.
     @discardableResult
-    package func createMarker(_ name: String) throws -> Bool {
-        guard try !storeExists(name) else { return false }
+    package func create(_ name: String) throws -> Bool {
+        guard try !exists(name) else { return false }
         let key = layout.storeMarkerKey(store: name)
         return try asking(name) {
             let response = try client.send(
@@ -84,7 +115,7 @@ package struct S3StoreCatalog: ServedBackendCatalog {
 
     /// Deletes the marker of a store a refused first put created, unless the store holds a blob
     /// after all (another daemon of the fleet may have written one since).
-    package func discardStore(_ name: String, _ backend: any ServedBackend) throws {
+    package func discardIfEmpty(_ name: String) throws {
         let prefix = layout.blobPrefix(store: name)
         let markerKey = layout.storeMarkerKey(store: name)
         try asking(name) {
@@ -99,14 +130,14 @@ package struct S3StoreCatalog: ServedBackendCatalog {
     }
 
     /// The names under `PREFIX/.stores/`, every page, sorted byte-wise; keys that are not valid store names are skipped.
-    package func storeNames() throws -> [String] {
+    package func names() throws -> [String] {
         let prefix = layout.storeMarkerPrefix
         var names: [String] = []
         var token: String?
         try asking(Self.everyStore) {
             repeat {
                 let response = try client.send(
-                    try request { () throws(S3RequestError) in try client.bucket.listObjects(prefix: prefix, continuationToken: token) },
+                    try request { () throws(S3RequestError) in try client.bucket.listObjects(prefix: prefix, continuationToken: token, maxKeys: pageSize) },
                     context: client.bucket.context("ListObjectsV2", key: prefix))
                 let page = try S3ListObjectsPage(xml: response.body)
                 for object in page.objects {
@@ -118,9 +149,6 @@ package struct S3StoreCatalog: ServedBackendCatalog {
         }
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
-
-    /// Nobody holds an S3 store: the object store arbitrates between daemons itself.
-    package func otherHolders(of names: [String]) -> [String: String] { [:] }
 
     /// One request that lists at most one key under the location: proves the endpoint answers, the
     /// credentials are accepted and the bucket exists. Throws ``S3BackendCheckError`` saying which
