@@ -9,7 +9,8 @@ import S3BlobStore
 ///
 /// Owns `opened` behind its mutex; any thread may call.
 final class FleetCatalog: ServedBackendCatalog {
-    private let wrapped: any ServedBackendCatalog
+    /// The catalog it serves.
+    let wrapped: any ServedBackendCatalog
     private let opened = Locked<[String: any S3RemoteChangeReceiving]>([:])
 
     init(_ wrapped: any ServedBackendCatalog) {

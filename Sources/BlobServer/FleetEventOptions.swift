@@ -29,13 +29,16 @@ package struct FleetEventOptions: Sendable, Hashable {
 
     /// The flags' lines of `blobd --help`.
     package static let usage = """
-          --events-listen ADDR with an s3:// backend, where to listen for the gateway's bucket
-                              notifications: [HOST:]PORT (default 127.0.0.1:0, a free port) or off;
+          --events-listen ADDR
+                              with s3://: where to listen for the gateway's bucket notifications,
+                              [HOST:]PORT (default 127.0.0.1:0, a free port), or off;
                               env BLOBD_EVENTS_LISTEN
-          --events-endpoint URL the URL the gateway POSTs notifications to (default
+          --events-endpoint URL
+                              with s3://: the URL the gateway POSTs notifications to (default
                               http://HOST:PORT of --events-listen); env BLOBD_EVENTS_ENDPOINT
-          --events-member NAME this daemon's name in the fleet, unique per bucket (default from the
-                              host name and the socket path); env BLOBD_EVENTS_MEMBER
+          --events-member NAME
+                              with s3://: this daemon's name in the fleet, unique per bucket
+                              (default from the host name and the socket path); env BLOBD_EVENTS_MEMBER
         """
 
     /// Sets what `flag` (one of ``environmentVariables``) sets from `value`; returns what is wrong

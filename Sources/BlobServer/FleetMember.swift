@@ -26,6 +26,7 @@ final class FleetMember: Sendable {
     private let receiver: S3NotificationReceiver
     private let client: S3Client
     private let log: Log
+    private let stopped = Locked(false)
 
     /// Starts listening and subscribes; throws a ``StartupError`` saying what failed.
     init(client: S3Client, location: S3Location, catalog: FleetCatalog, options: FleetEventOptions, socketPath: String, log: Log) throws {
@@ -61,10 +62,26 @@ final class FleetMember: Sendable {
         log(.info, "fleet member \(member): bucket events for \(location) on \(receiver.address), pushed to \(endpoint) by topic \(subscription.topicARN)")
     }
 
-    /// Removes the notification entry and topic, then stops listening. Changes made after this are
+    /// The member a daemon serving `catalog` runs: one when the catalog is an S3 one (wrapped in a
+    /// ``FleetCatalog``) and `--events-listen` is not `off`, else `nil`.
+    static func start(for catalog: any ServedBackendCatalog, _ configuration: ServerConfiguration, log: Log) throws -> FleetMember? {
+        guard configuration.fleetEvents.isEnabled, let fleet = catalog as? FleetCatalog, let s3 = fleet.wrapped as? S3StoreCatalog else {
+            if configuration.backend == .s3 { log(.info, "fleet events off: only changes made through this daemon reach its subscribers") }
+            return nil
+        }
+        return try FleetMember(
+            client: s3.markers.client, location: s3.markers.location, catalog: fleet, options: configuration.fleetEvents,
+            socketPath: configuration.socketPath, log: log)
+    }
+
+    /// Removes the notification entry and topic, then stops listening (once; later calls do nothing). Changes made after this are
     /// not seen. Logs (does not throw) when the gateway cannot be told: the entry and topic stay
     /// until this member starts again or an operator removes them.
     func stop() {
+        guard stopped.withLock({ state in
+            defer { state = true }
+            return !state
+        }) else { return }
         do {
             try subscription.cancel(client)
         } catch {

@@ -7,6 +7,33 @@ import Testing
 
 /// The fleet's settings, names, and which opened store a bucket event goes to.
 @Suite struct FleetOptionsTests {
+    /// The fleet's variables (EnvironmentConfigurationTests checks the others).
+    static let eventVariables: Set<String> = ["BLOBD_EVENTS_LISTEN", "BLOBD_EVENTS_ENDPOINT", "BLOBD_EVENTS_MEMBER"]
+
+    @Test func blobdTakesTheFlagsAndTheirVariables() throws {
+        let environment = ["BLOBD_EVENTS_LISTEN": "0.0.0.0:7001", "BLOBD_EVENTS_ENDPOINT": "http://10.1.2.3:7001", "BLOBD_EVENTS_MEMBER": "web-1"]
+        guard case .run(let fromVariables) = DaemonCommandLine.parse(["--backend", "s3://bucket/prefix"], environment: environment) else {
+            Issue.record("the variables were refused")
+            return
+        }
+        #expect(fromVariables.fleetEvents == FleetEventOptions(listenHost: "0.0.0.0", listenPort: 7001, endpoint: "http://10.1.2.3:7001", member: "web-1"))
+        guard case .run(let fromFlags) = DaemonCommandLine.parse(["--events-listen", "off", "--events-member=web-2"], environment: environment) else {
+            Issue.record("the flags were refused")
+            return
+        }
+        #expect(!fromFlags.fleetEvents.isEnabled)
+        #expect(fromFlags.fleetEvents.member == "web-2")
+        guard case .usageError(let message) = DaemonCommandLine.parse(["--events-listen", "nowhere"], environment: [:]) else {
+            Issue.record("a bad address was taken")
+            return
+        }
+        #expect(message == "--events-listen must be off, PORT or HOST:PORT")
+        for variable in Self.eventVariables {
+            let flag = try #require(DaemonCommandLine.environmentVariables.first { $0.variable == variable }?.flag)
+            #expect(DaemonCommandLine.usage.contains(flag) && DaemonCommandLine.usage.contains("env \(variable)"), "\(variable)")
+        }
+    }
+
     @Test func listenAddressesAreReadOrRefused() {
         #expect(FleetEventOptions.parseListen("off")?.enabled == false)
         #expect(FleetEventOptions.parseListen("9000")! == (true, "127.0.0.1", 9000))
