@@ -217,7 +217,8 @@ import Testing
             for (index, stream) in streams.enumerated() {
                 let arrivals = stream.arrivals.withLock { $0 }.filter { $0.identifier.hasPrefix("event-") }
                 let keys = arrivals.map { "\($0.kind) \($0.identifier)" }
-                #expect(Set(keys).count == keys.count, "member \(index) got a change twice: \(keys)")
+                let repeated = Dictionary(grouping: keys, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+                #expect(repeated.isEmpty, "member \(index) got these changes more than once: \(repeated)")
             }
             let sorted = delays.sorted()
             if !sorted.isEmpty {

@@ -40,7 +40,13 @@ extension S3BlobStore: S3RemoteChangeReceiving {
                 let object = try? headObject(key: key, identifier: identifier), object.objectETag == objectETag,
                 let metadata = object.live(at: now())
             else { return }
-            state.withLock { $0.publish(.put(metadata), store: name, date: now()) }
+            state.withLock { state in
+                // Checked again: this instance's PUT may have returned during the HEAD. Whichever of the
+                // two comes second publishes nothing.
+                guard state.ownWrites.removeValue(forKey: own) == nil else { return }
+                state.echoedWrites[own] = ()
+                state.publish(.put(metadata), store: name, date: now())
+            }
         case .removed(let identifier):
             let bytes = Array(identifier.utf8)
             let isEcho = state.withLock { state -> Bool in

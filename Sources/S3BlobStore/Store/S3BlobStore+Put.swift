@@ -126,7 +126,9 @@ extension S3BlobStore {
             if let objectETag = try putObject(key: key, content: content, metadata: metadata, condition: condition) {
                 remember(identifier, object: objectETag, metadata)
                 state.withLock { state in
-                    state.ownWrites[S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)] = ()
+                    let own = S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)
+                    guard state.echoedWrites.removeValue(forKey: own) == nil else { return }
+                    state.ownWrites[own] = ()
                     state.publish(.put(metadata), store: name, date: now)
                 }
                 return metadata

@@ -18,6 +18,9 @@ struct S3StoreState: Sendable {
     var hints = BoundedRecord<[UInt8], Hint>(limit: recordLimit)
     /// This instance's writes (identifier bytes, object ETag) whose bucket notification has not come back yet.
     var ownWrites = BoundedRecord<OwnWrite, Void>(limit: recordLimit)
+    /// Writes published from the bucket's notification before this instance's own PUT had returned
+    /// (the echo can overtake the PUT's answer): that PUT then publishes nothing more.
+    var echoedWrites = BoundedRecord<OwnWrite, Void>(limit: recordLimit)
     /// Identifiers this instance removed, with how many removals are still to be echoed.
     var ownRemovals = BoundedRecord<[UInt8], Int>(limit: recordLimit)
 
