@@ -1,3 +1,5 @@
+import Foundation
+
 /// One listener's subscription to a bucket's changes: a persistent topic pushing to its endpoint,
 /// and the bucket's notification entry sending object creations and removals (under a key
 /// prefix) to that topic. The topic's name is also the entry's id, so members of a fleet, each
@@ -25,7 +27,7 @@ package struct S3NotificationSubscription: Sendable, Hashable {
     ) throws(S3ClientError) -> S3NotificationSubscription {
         let topic = client.bucket.createTopic(name: name, pushEndpoint: pushEndpoint, persistent: true)
         let context = client.bucket.context("CreateTopic \(name)")
-        let answer = try client.send(topic.request, body: .bytes(topic.body), context: context)
+        let answer = try retrying { () throws(S3ClientError) in try client.send(topic.request, body: .bytes(topic.body), context: context) }
         let arn: String
         do {
             arn = try S3TopicAnswers.createdTopicARN(answer.body)
@@ -33,7 +35,8 @@ package struct S3NotificationSubscription: Sendable, Hashable {
             throw .malformedAnswer(context, reason: error.description)
         }
         let entry = client.bucket.putNotification(S3TopicNotification(id: name, topicARN: arn, keyPrefix: keyPrefix))
-        _ = try client.send(entry.request, body: .bytes(entry.body), context: client.bucket.context("PutBucketNotificationConfiguration \(name)"))
+        let entryContext = client.bucket.context("PutBucketNotificationConfiguration \(name)")
+        _ = try retrying { () throws(S3ClientError) in try client.send(entry.request, body: .bytes(entry.body), context: entryContext) }
         return S3NotificationSubscription(name: name, topicARN: arn)
     }
 
@@ -42,9 +45,11 @@ package struct S3NotificationSubscription: Sendable, Hashable {
     package func cancel(_ client: S3Client) throws(S3ClientError) {
         let entry: S3Request
         do { entry = try client.bucket.deleteNotification(id: name) } catch { throw .refused(error) }
-        _ = try client.send(entry, context: client.bucket.context("DeleteBucketNotification \(name)"))
+        let entryContext = client.bucket.context("DeleteBucketNotification \(name)")
+        _ = try Self.retrying { () throws(S3ClientError) in try client.send(entry, context: entryContext) }
         let topic = client.bucket.deleteTopic(arn: topicARN)
-        _ = try client.send(topic.request, body: .bytes(topic.body), context: client.bucket.context("DeleteTopic \(name)"))
+        let topicContext = client.bucket.context("DeleteTopic \(name)")
+        _ = try Self.retrying { () throws(S3ClientError) in try client.send(topic.request, body: .bytes(topic.body), context: topicContext) }
     }
 
     /// The bucket's notification entries (every member's).
@@ -55,6 +60,22 @@ package struct S3NotificationSubscription: Sendable, Hashable {
             return try S3TopicNotification.entries(of: answer.body)
         } catch {
             throw .malformedAnswer(context, reason: error.description)
+        }
+    }
+
+    /// Runs `body` up to four times while the gateway answers `5xx` (it answered `500 UnknownError`
+    /// to one of two configuration changes made on one bucket at the same moment); every call
+    /// retried here is idempotent (a put or delete by name or id).
+    static func retrying<T>(_ body: () throws(S3ClientError) -> T) throws(S3ClientError) -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try body()
+            } catch {
+                guard attempt < 4, let status = error.status, status >= 500 else { throw error }
+                usleep(UInt32(100_000 * attempt + Int.random(in: 0..<50_000)))
+                attempt += 1
+            }
         }
     }
 }

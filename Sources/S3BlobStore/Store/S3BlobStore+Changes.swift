@@ -56,6 +56,11 @@ extension S3BlobStore: S3RemoteChangeReceiving {
             }
             guard !isEcho else { return }
             forget(identifier)
+            // The gateway delivers events concurrently, so a removal may come after the put that
+            // followed it: a blob that is there again is not reported removed.
+            if let key = try? key(for: identifier), let object = try? headObject(key: key, identifier: identifier), object.live(at: now()) != nil {
+                return
+            }
             state.withLock { $0.publish(.removed(identifier: identifier), store: name, date: now()) }
         }
     }
