@@ -22,9 +22,9 @@ import PackageDescription
 //   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
 //   BlobCLI (BlobStore + BlobClient + BlobProtocol + S3BlobStore; commands, help, output, backends) → blob
 //
-//   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend's parts so far: SHA-256, HMAC,
-//                Signature V4, AWS configuration, S3 requests and XML answers, HTTP/1.1 over TCP;
-//                docs/SCALE-OUT.md)
+//   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend: S3BlobStore, the store on a bucket
+//                (Store/), SHA-256, HMAC, Signature V4, AWS configuration, S3 requests and XML
+//                answers, HTTP/1.1 over TCP; docs/SCALE-OUT.md)
 //
 // The benchmarks are a package of their own (Benchmarks/, docs/BENCHMARKS.md) that uses this one
 // through its products only, as any user would.
@@ -55,7 +55,7 @@ let package = Package(
         // What the test targets share (not a product): temp folders, the built tools as processes, the
         // daemon harness, crash and damage helpers, the article call model, and the store kinds the
         // behaviour suite runs against.
-        .target(name: "BlobTestSupport", dependencies: ["BlobStore", "BlobSystem", "BlobClient"], path: "Tests/BlobTestSupport"),
+        .target(name: "BlobTestSupport", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "S3BlobStore"], path: "Tests/BlobTestSupport"),
         // The behaviour suite, written once, run against every backend (StoreKind).
         .testTarget(name: "BlobBehaviourTests", dependencies: ["BlobStore", "BlobClient", "BlobTestSupport"]),
         .testTarget(name: "BlobSystemTests", dependencies: ["BlobSystem"]),
@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobProtocol", "BlobStore", "BlobSystem", "BlobTestSupport"]),
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore", "BlobTestSupport"]),
         .testTarget(
-            name: "S3BlobStoreTests", dependencies: ["S3BlobStore", "BlobStore", "BlobSystem", "HTTP1"],
+            name: "S3BlobStoreTests", dependencies: ["S3BlobStore", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport"],
             resources: [.copy("SigningFixtures")]
         ),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport", "S3BlobStore"]),

@@ -169,10 +169,12 @@ import Testing
         #expect(setup.log.all.contains { $0.contains("blob 'd' in store 'photos'") && $0.contains("not its ETag") }, "\(setup.log.all)")
     }
 
-    @Test func aDamagedEntryFileFallsBackToTheObjectStoreWithALogLine() async throws {
+    @Test(arguments: [14, 200_000])
+    func aDamagedEntryFileFallsBackToTheObjectStoreWithALogLine(size: Int) async throws {
         let setup = try Setup()
         defer { setup.folder.remove() }
-        try await setup.write("e", "precious bytes")
+        let content = String(repeating: "precious bytes ", count: size / 15 + 1).prefix(size)
+        try await setup.write("e", String(content))
         _ = try setup.read("e")
         let file = setup.folder.path + "/entries/" + (try setup.entryFiles()[0])
         var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -180,10 +182,10 @@ import Testing
         try bytes.write(to: URL(fileURLWithPath: file))
 
         let read = try setup.read("e")
-        #expect(read.text == "precious bytes")
+        #expect(read.text == content)
         #expect(setup.cache.counters.fallbacks == 1)
         #expect(setup.log.all.contains { $0.contains(file) && $0.contains("unusable") }, "\(setup.log.all)")
-        #expect(try setup.read("e").text == "precious bytes")
+        #expect(try setup.read("e").text == content)
         #expect(setup.cache.occupancy.entries == 1, "refilled")
     }
 

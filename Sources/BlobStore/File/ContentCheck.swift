@@ -41,6 +41,16 @@ struct ContentCheck: Sendable {
         self.init(store: blob.store, identifier: blob.header.identifier, path: blob.path, header: blob.header)
     }
 
+    /// A check of a file that holds the content alone (no header), such as a copy fetched from an object store.
+    init(store: String, identifier: String, path: String, size: Int64, checksum: UInt64) {
+        self.store = store
+        self.identifier = identifier
+        self.path = path
+        self.size = size
+        self.checksum = checksum
+        headerLength = 0
+    }
+
     /// Forgets what was hashed, to check again from the first byte.
     mutating func restart() {
         hasher = XXH64()

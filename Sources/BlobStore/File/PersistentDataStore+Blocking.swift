@@ -78,6 +78,20 @@ public final class BlobReadHandle: Sendable {
     /// reused); one user reading it in order never waits.
     private let state: Locked<(check: ContentCheck, closed: Bool)>
 
+    /// A handle on `descriptor`, a file holding the content of the version `metadata` alone (no
+    /// header), such as another backend's fetched copy; `path` and `store` are named in errors. The
+    /// content is checked against `metadata.etag` as it is read or sent, as a blob file's is.
+    package init(contentFile descriptor: FileDescriptor, metadata: BlobMetadata, path: String, store: String) {
+        self.metadata = metadata
+        fileDescriptor = descriptor
+        contentOffset = 0
+        leadingContent = Data()
+        fileEnd = nil
+        state = Locked((
+            ContentCheck(store: store, identifier: metadata.identifier, path: path, size: metadata.size, checksum: metadata.etag.checksum),
+            false))
+    }
+
     init(_ blob: OpenedBlob) {
         metadata = blob.header.metadata
         fileDescriptor = blob.descriptor

@@ -81,6 +81,9 @@ package final class S3ReadCache: Sendable {
     /// How many entries, and the bytes they take.
     package var occupancy: (entries: Int, bytes: Int64) { state.withLock { ($0.index.count, $0.index.totalBytes) } }
 
+    /// Entries up to this content size are checked whole against their ETag when opened.
+    static let checkedOnOpenLimit: Int64 = 1 << 20
+
     /// The largest content (with its header) an entry may hold.
     var maximumEntryBytes: Int64 { configuration.maximumEntryBytes }
 
@@ -113,9 +116,16 @@ package final class S3ReadCache: Sendable {
                 forget(key, fileName: entry.fileName)
                 return nil
             }
-            // A small blob came whole with the header: check it now, so a damaged entry falls
-            // back here rather than failing the response. Larger ones are checked as they are sent.
-            if handle.readsWithoutWaiting { _ = try handle.read(0..<handle.metadata.size) }
+            // Checked whole now up to 1 MiB (a hash of what was just read, or of a file the page
+            // cache holds), so a damaged entry falls back here rather than failing the response; the
+            // handle remembers that it passed, so the sender does not hash it again. Larger entries
+            // are checked as they are sent, and a damaged one ends its response short.
+            let size = handle.metadata.size
+            if handle.readsWithoutWaiting {
+                _ = try handle.read(0..<size)
+            } else if size <= Self.checkedOnOpenLimit {
+                try handle.checkContent(throughFileOffset: handle.contentOffset + size, isLast: true)
+            }
             return handle
         } catch {
             configuration.log("read cache: entry \(path) for blob '\(key.identifier)' in store '\(key.store)' is unusable (\(error)); dropped, reading from the object store")

@@ -11,6 +11,13 @@ public struct VerificationReport: Hashable, Sendable, Codable {
         public var identifier: String?
         /// What is wrong.
         public var reason: String
+
+        /// A finding (for backends outside this module).
+        package init(path: String, identifier: String?, reason: String) {
+            self.path = path
+            self.identifier = identifier
+            self.reason = reason
+        }
     }
 
     /// Blobs whose content matched their checksum.
