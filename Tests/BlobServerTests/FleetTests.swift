@@ -35,9 +35,8 @@ import Testing
             configuration.s3Location = location
             configuration.fleetEvents.member = "fleet-test-\(index)"
             let log = Log(level: .error)
-            let setup = try S3BackendSetup(location: location, environment: .process, checkBucket: true)
-            let cache = try S3ReadCache(S3ReadCacheConfiguration(folder: folder.path + "/cache"))
-            let catalog = FleetCatalog(S3StoreCatalog(markers: setup.markers, cache: cache) { FleetTestBackend(setup.store($0)) })
+            configuration.cacheFolder = folder.path + "/cache"
+            let catalog = FleetCatalog(try DaemonS3Backend.catalog(configuration, log: log))
             listener = try UnixSocket.listen(path: socketPath, permissions: 0o600)
             fleet = try #require(try FleetMember.start(for: catalog, configuration, log: log))
             server = try Server(
@@ -237,7 +236,7 @@ import Testing
         let folder = TempFolder()
         let location = "s3://\(bucket)/fleet-test-\(UInt32.random(in: 0...UInt32.max))"
         let setup = try S3BackendSetup(location: location, environment: .process, checkBucket: true)
-        let catalog = FleetCatalog(S3StoreCatalog(markers: setup.markers, cache: nil) { FleetTestBackend(setup.store($0)) })
+        let catalog = FleetCatalog(DaemonS3Backend.catalog(setup, cache: nil))
         var configuration = ServerConfiguration(socketPath: folder.path + "/blobd.sock")
         configuration.backend = .s3
         configuration.s3Location = location

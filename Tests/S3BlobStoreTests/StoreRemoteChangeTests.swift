@@ -39,6 +39,24 @@ import Testing
     }
 }
 
+extension StoreRemoteChangeTests {
+    @Test func twoPutsOfTheSameContentHaveTwoEchoesBothDropped() async throws {
+        guard let store = try S3Gateway.freshStore() else { return print(S3Gateway.skipReason) }
+        let changes = store.changes()
+        try await store.put(Data("same".utf8), identifier: "z")
+        try await store.put(Data("same".utf8), identifier: "z")
+        let objectETag = try #require(store.hint("z")?.objectETag)
+        for _ in 0..<2 { await S3Blocking.runDetached { store.receiveRemoteChange(.stored(identifier: "z", objectETag: objectETag)) } }
+        try await store.put(Data("next".utf8), identifier: "w")
+        var iterator = changes.makeAsyncIterator()
+        var identifiers: [String] = []
+        for _ in 0..<3 {
+            if case .put(let metadata)? = await iterator.next()?.kind { identifiers.append(metadata.identifier) }
+        }
+        #expect(identifiers == ["z", "z", "w"])
+    }
+}
+
 extension S3Blocking {
     /// Runs a blocking call off the cooperative pool and waits for it.
     static func runDetached(_ body: @escaping @Sendable () -> Void) async {

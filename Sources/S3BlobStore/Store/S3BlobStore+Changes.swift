@@ -35,7 +35,11 @@ extension S3BlobStore: S3RemoteChangeReceiving {
         switch change {
         case .stored(let identifier, let objectETag):
             let own = S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)
-            let isEcho = state.withLock { $0.ownWrites.removeValue(forKey: own) != nil }
+            let isEcho = state.withLock { state -> Bool in
+                guard let pending = state.ownWrites[own] else { return false }
+                state.ownWrites[own] = pending > 1 ? pending - 1 : nil
+                return true
+            }
             guard !isEcho, let key = try? key(for: identifier),
                 let object = try? headObject(key: key, identifier: identifier), object.objectETag == objectETag,
                 let metadata = object.live(at: now())
@@ -43,8 +47,11 @@ extension S3BlobStore: S3RemoteChangeReceiving {
             state.withLock { state in
                 // Checked again: this instance's PUT may have returned during the HEAD. Whichever of the
                 // two comes second publishes nothing.
-                guard state.ownWrites.removeValue(forKey: own) == nil else { return }
-                state.echoedWrites[own] = ()
+                if let pending = state.ownWrites[own] {
+                    state.ownWrites[own] = pending > 1 ? pending - 1 : nil
+                    return
+                }
+                state.echoedWrites[own] = (state.echoedWrites[own] ?? 0) + 1
                 state.publish(.put(metadata), store: name, date: now())
             }
         case .removed(let identifier):
