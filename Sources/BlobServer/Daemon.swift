@@ -70,7 +70,7 @@ package enum Daemon {
         let catalog: any ServedBackendCatalog = switch configuration.backend {
         case .memory: MemoryStoreCatalog()
         case .file: FileStoreCatalog(root: configuration.root, configuration: storeConfiguration)
-        case .s3: try DaemonS3Backend.catalog(configuration, log: log)
+        case .s3: FleetCatalog(try DaemonS3Backend.catalog(configuration, log: log))
         }
         let activated = try SocketActivation.inheritedListener()
         // Before we accept a connection (so before a request can have us open a store): whoever
@@ -115,6 +115,9 @@ package enum Daemon {
         }
         defer { try? listener.close() }
 
+        // Listening for the other fleet members' changes before serving (docs/SCALE-OUT.md, "Fleet").
+        let fleet = try FleetMember.start(for: catalog, configuration, log: log)
+        defer { fleet?.stop() }
         let server = try Server(
             listener: listener, catalog: catalog, maximumBlobSize: storeConfiguration.maximumBlobSize,
             eventLoopCount: configuration.eventLoopCount, heartbeatSeconds: configuration.heartbeatSeconds, accessLog: accessLog,

@@ -19,7 +19,7 @@ package enum DaemonCommandLine {
         ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
         ("--backend", "BLOBD_BACKEND"), ("--memory-tier", "BLOBD_MEMORY_TIER"), ("--cache", "BLOBD_CACHE"),
         ("--cache-size", "BLOBD_CACHE_SIZE"), ("--cache-staleness", "BLOBD_CACHE_STALENESS"),
-    ]
+    ] + FleetEventOptions.environmentVariables
 
     /// The `--help` text.
     package static let usage = """
@@ -27,7 +27,8 @@ package enum DaemonCommandLine {
                      [--allow-group GID] [--log-level error|info|debug] [--log-format text|json]
                      [--access-log off|stderr|PATH] [--heartbeat SECONDS]
                      [--backend file|memory|s3://BUCKET[/PREFIX]] [--memory-tier BYTES] [--cache DIR]
-                     [--cache-size BYTES] [--cache-staleness SECONDS] [--help] [--version]
+                     [--cache-size BYTES] [--cache-staleness SECONDS] [--events-listen ADDR]
+                     [--events-endpoint URL] [--events-member NAME] [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
         Each setting may instead come from the environment variable shown after it (env NAME); a flag wins
         over its variable, and an empty variable counts as unset.
@@ -60,6 +61,7 @@ package enum DaemonCommandLine {
                               with s3://: how long a cached blob is served without asking S3 whether
                               it changed, 0 to 86400 (default 0: every read asks);
                               env BLOBD_CACHE_STALENESS
+        \(FleetEventOptions.usage)
           --version           print the version and exit
         """
 
@@ -181,6 +183,8 @@ package enum DaemonCommandLine {
                 return "must be a number of seconds from 0 to 86400"
             }
             configuration.cacheStalenessSeconds = seconds
+        case "--events-listen", "--events-endpoint", "--events-member":
+            return configuration.fleetEvents.apply(flag, value)
         case "--memory-tier":
             guard let text = value, let bytes = DaemonCommandLine.byteCount(text) else {
                 return "must be a number of bytes, optionally with K, M or G (powers of 1024), up to 1T"

@@ -49,6 +49,8 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var cacheBytes: Int = ServerConfiguration.defaultCacheBytes
     /// How long a validated cache entry is served without asking S3 again (0: every read asks).
     package var cacheStalenessSeconds: Double = 0
+    /// With ``BackendKind/s3``: how this daemon hears of the other fleet members' changes.
+    package var fleetEvents = FleetEventOptions()
 
     /// The S3 read cache's default size, 1 GiB.
     package static let defaultCacheBytes = 1 << 30

@@ -44,7 +44,16 @@ extension S3BlobStore: S3RemoteChangeReceiving {
                 let object = try? headObject(key: key, identifier: identifier), object.objectETag == objectETag,
                 let metadata = object.live(at: now())
             else { return }
-            state.withLock { $0.publish(.put(metadata), store: name, date: now()) }
+            state.withLock { state in
+                // Checked again: this instance's PUT may have returned during the HEAD. Whichever of the
+                // two comes second publishes nothing.
+                if let pending = state.ownWrites[own] {
+                    state.ownWrites[own] = pending > 1 ? pending - 1 : nil
+                    return
+                }
+                state.echoedWrites[own] = (state.echoedWrites[own] ?? 0) + 1
+                state.publish(.put(metadata), store: name, date: now())
+            }
         case .removed(let identifier):
             let bytes = Array(identifier.utf8)
             let isEcho = state.withLock { state -> Bool in
@@ -54,6 +63,11 @@ extension S3BlobStore: S3RemoteChangeReceiving {
             }
             guard !isEcho else { return }
             forget(identifier)
+            // The gateway delivers events concurrently, so a removal may come after the put that
+            // followed it: a blob that is there again is not reported removed.
+            if let key = try? key(for: identifier), let object = try? headObject(key: key, identifier: identifier), object.live(at: now()) != nil {
+                return
+            }
             state.withLock { $0.publish(.removed(identifier: identifier), store: name, date: now()) }
         }
     }

@@ -132,6 +132,11 @@ extension S3BlobStore {
                 remember(identifier, object: objectETag, metadata)
                 state.withLock { state in
                     let own = S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)
+                    if let echoed = state.echoedWrites[own] {
+                        // The bucket's echo came first and was published: this PUT publishes nothing more.
+                        state.echoedWrites[own] = echoed > 1 ? echoed - 1 : nil
+                        return
+                    }
                     state.ownWrites[own] = (state.ownWrites[own] ?? 0) + 1
                     state.publish(.put(metadata), store: name, date: now)
                 }

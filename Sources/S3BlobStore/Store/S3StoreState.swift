@@ -19,6 +19,9 @@ struct S3StoreState: Sendable {
     /// This instance's writes (identifier bytes, object ETag) whose bucket notifications have not come
     /// back yet, with how many (two puts of the same content have the same S3 ETag).
     var ownWrites = BoundedRecord<OwnWrite, Int>(limit: recordLimit)
+    /// Writes published from the bucket's notification before this instance's own PUT had returned
+    /// (the echo can overtake the PUT's answer), with how many: that PUT then publishes nothing more.
+    var echoedWrites = BoundedRecord<OwnWrite, Int>(limit: recordLimit)
     /// Identifiers this instance removed, with how many removals are still to be echoed.
     var ownRemovals = BoundedRecord<[UInt8], Int>(limit: recordLimit)
 
