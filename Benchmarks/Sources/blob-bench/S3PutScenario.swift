@@ -38,7 +38,11 @@ struct S3PutScenario: Scenario {
         let started = Locked(0)
         let store = "blobd×\(connections)"
         let direct = "direct×\(connections)"
-        let sinks = [(variant: store, sink: S3CPUSink()), (variant: direct, sink: S3CPUSink())]
+        // The same PUTs made create-only (`If-None-Match: *`), as blobd makes each new blob's: shows
+        // what the condition itself costs the gateway. Reported beside the target, not used for it.
+        let createOnly = "direct create-only×\(connections)"
+        let createOnlyPrefix = S3Variants.freshPrefix("o")
+        let sinks = [(variant: store, sink: S3CPUSink()), (variant: direct, sink: S3CPUSink()), (variant: createOnly, sink: S3CPUSink())]
         let variants = [
             S3Variants.http(
                 name: store, kind: .store, connections: connections, operations: puts,
@@ -65,11 +69,23 @@ struct S3PutScenario: Scenario {
                         S3Variants.gatewayPuts(timed, prefix: directPrefix, gateway: gateway, workload: workload)
                     )
                 }, cleanup: cleanup(directPrefix)),
+            S3Variants.http(
+                name: createOnly, kind: .peer, connections: connections, operations: puts, target: .gateway, gateway: gateway,
+                sink: sinks[2].sink, latency: LatencySink(),
+                plans: { token in
+                    let (warmup, timed) = identifiers(token)
+                    return (
+                        S3Variants.gatewayPuts(warmup, prefix: createOnlyPrefix, gateway: gateway, workload: workload, createOnly: true),
+                        S3Variants.gatewayPuts(timed, prefix: createOnlyPrefix, gateway: gateway, workload: workload, createOnly: true)
+                    )
+                }, cleanup: cleanup(createOnlyPrefix)),
         ]
         var result = try await context.measure(
             scenario: name, label: "\(BlobSize.label(bytes)) ×\(connections)", blobBytes: bytes, variants: variants,
-            comparisons: [Comparison(store: store, raw: nil, article: nil, peer: direct)])
-        result.figures += S3Variants.figures(result, sinks: sinks, targets: [(store, direct, 0.9)])
+            comparisons: [
+                Comparison(store: store, raw: nil, article: nil, peer: direct), Comparison(store: store, raw: nil, article: nil, peer: createOnly),
+            ])
+        result.figures += S3Variants.figures(result, sinks: sinks, targets: [(store, direct, 0.9), (store, createOnly, nil)])
         return [result]
     }
 }

@@ -62,10 +62,12 @@ enum S3Variants {
         }
     }
 
-    /// PUT of `workload`'s content under `prefix/bench/ID` for each of `identifiers`, signed.
-    static func gatewayPuts(_ identifiers: [String], prefix: String, gateway: S3Gateway, workload: Workload) -> RequestPlan {
+    /// PUT of `workload`'s content under `prefix/bench/ID` for each of `identifiers`, signed; with
+    /// `createOnly`, as `If-None-Match: *` (what blobd sends for a new blob).
+    static func gatewayPuts(_ identifiers: [String], prefix: String, gateway: S3Gateway, workload: Workload, createOnly: Bool = false) -> RequestPlan {
         let signer = S3Signer(gateway)
-        let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(workload.content.count))]
+        var headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(workload.content.count))]
+        if createOnly { headers.append(("If-None-Match", "*")) }
         return RequestPlan(
             serialised: identifiers.map { identifier in
                 (signer.head("PUT", bucket: gateway.bucket, key: key(prefix, identifier), headers: headers), true, -1)
