@@ -16,11 +16,11 @@ import PackageDescription
 //   BlobProtocol (BlobStore + HTTP1: blobd's wire vocabulary, defined once: routes, header names,
 //                 error codes, metadata/list/event JSON, HTTP dates, the default socket path)
 //        ↓
-//   BlobServer (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's event loops, which only
+//   BlobServer (BlobProtocol + BlobStore + BlobSystem + HTTP1 + S3BlobStore: the daemon's event loops, which only
 //               parse, serialize and move bytes; routing; store calls on its blocking-work pools) → blobd
 //
 //   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
-//   BlobCLI (BlobStore + BlobClient + BlobProtocol; commands, help, output, backends) → blob
+//   BlobCLI (BlobStore + BlobClient + BlobProtocol + S3BlobStore; commands, help, output, backends) → blob
 //
 //   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend's parts so far: SHA-256, HMAC,
 //                Signature V4, AWS configuration, S3 requests and XML answers, HTTP/1.1 over TCP;
@@ -43,10 +43,10 @@ let package = Package(
         .target(name: "BlobStore", dependencies: ["BlobSystem"]),
         .target(name: "HTTP1"),
         .target(name: "BlobProtocol", dependencies: ["BlobStore", "HTTP1"]),
-        .target(name: "BlobServer", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "BlobServer", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1", "S3BlobStore"]),
         .executableTarget(name: "blobd", dependencies: ["BlobServer"]),
         .target(name: "BlobClient", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
-        .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "BlobProtocol"]),
+        .target(name: "BlobCLI", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "BlobProtocol", "S3BlobStore"]),
         .executableTarget(name: "blob", dependencies: ["BlobCLI"]),
         // The S3 backend (docs/SCALE-OUT.md): Signing/ (SHA-256, HMAC, Signature V4), Configuration/ (AWS
         // environment and profile files), Requests/ and XML/ (the S3 vocabulary), Transport/ (HTTP/1.1 over TCP).
@@ -72,7 +72,7 @@ let package = Package(
             name: "S3BlobStoreTests", dependencies: ["S3BlobStore", "BlobStore", "BlobSystem", "HTTP1"],
             resources: [.copy("SigningFixtures")]
         ),
-        .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport"]),
+        .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport", "S3BlobStore"]),
 
         // Fuzzing (docs/RELIABILITY.md): the checks, a libFuzzer/replay driver, and the corpus replayed as tests.
         .target(name: "BlobFuzzTargets", dependencies: ["BlobStore", "HTTP1"]),

@@ -160,6 +160,8 @@ package struct GlobalOptions: Sendable, Hashable {
     package var socket: String?
     /// `--wait SECONDS`: how long `--root` waits for another process to release a store.
     package var wait: String?
+    /// `--backend s3://BUCKET[/PREFIX]`: use the stores in an S3 bucket directly.
+    package var backend: String?
     /// `--json`: machine-readable output.
     package var json = false
     /// `-h`/`--help` was given.
@@ -177,6 +179,9 @@ package struct GlobalOptions: Sendable, Hashable {
     package static let specs: [OptionSpec] = [
         OptionSpec("root", .value(metavar: "DIR"), help: "Use the store root DIR directly (embedded store, no daemon)."),
         OptionSpec("socket", .value(metavar: "PATH"), help: "Talk to the daemon at PATH (default: $BLOB_SOCKET, else the standard socket)."),
+        OptionSpec(
+            "backend", .value(metavar: "URL"),
+            help: "Use the stores at s3://BUCKET[/PREFIX] directly (no daemon; AWS settings from the environment and ~/.aws)."),
         OptionSpec(
             "wait", .value(metavar: "SECONDS"),
             help: "With --root, wait up to SECONDS for another process to release a store (default: $BLOB_WAIT, else 10)."),
@@ -234,6 +239,12 @@ package enum ArgumentParser {
                 guard !value.isEmpty else { throw UsageError("'--socket' needs a path", command: result.command) }
                 result.globals.socket = value
                 continue
+            case "backend"?:
+                if result.globals.backend != nil { throw UsageError("'--backend' given twice", command: result.command) }
+                let value = try takeValue("backend", inline: inline)
+                guard value.hasPrefix("s3://") else { throw UsageError("'--backend' takes s3://BUCKET[/PREFIX] (got '\(value)')", command: result.command) }
+                result.globals.backend = value
+                continue
             case "wait"?:
                 if result.globals.wait != nil { throw UsageError("'--wait' given twice", command: result.command) }
                 result.globals.wait = try takeValue("wait", inline: inline)
@@ -267,6 +278,9 @@ package enum ArgumentParser {
         }
         if result.globals.root != nil && result.globals.socket != nil {
             throw UsageError("'--root' and '--socket' cannot be used together", command: result.command)
+        }
+        if result.globals.backend != nil && (result.globals.root != nil || result.globals.socket != nil) {
+            throw UsageError("'--backend' cannot be used with '\(result.globals.root != nil ? "--root" : "--socket")'", command: result.command)
         }
         return result
     }

@@ -249,10 +249,13 @@ package enum BackendChoice: Sendable, Hashable {
     case embedded(root: String)
     /// The daemon at this socket (`--socket`, `$BLOB_SOCKET`, or the default).
     case daemon(socket: String)
+    /// `--backend s3://BUCKET[/PREFIX]`: the stores in a bucket, without a daemon.
+    case s3(location: String)
 
-    /// `--root` wins; else `--socket`, else `$BLOB_SOCKET`, else ``defaultSocketPath(environment:)``.
+    /// `--root` or `--backend` (never both); else `--socket`, else `$BLOB_SOCKET`, else ``defaultSocketPath(environment:)``.
     package static func resolve(_ globals: GlobalOptions, environment: [String: String]) -> BackendChoice {
         if let root = globals.root { return .embedded(root: root) }
+        if let backend = globals.backend { return .s3(location: backend) }
         if let socket = globals.socket { return .daemon(socket: socket) }
         return .daemon(socket: DaemonSocket.clientPath(environment: environment))
     }

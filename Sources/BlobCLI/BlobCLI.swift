@@ -107,12 +107,14 @@ package enum BlobCLI {
         }
     }
 
-    /// The embedded store for `--root`, else the daemon's client (or exit 69 when there is none).
+    /// The embedded store for `--root`, the bucket for `--backend s3://…`, else the daemon's client (or exit 69 when there is none).
     static func makeBackend(_ globals: GlobalOptions, environment: [String: String], daemon: DaemonConnector?) async throws -> any BlobBackend {
         switch BackendChoice.resolve(globals, environment: environment) {
         case .embedded(let root):
             let wait = try EmbeddedBackend.lockWait(option: globals.wait, environment: environment)
             return EmbeddedBackend(root: URL(fileURLWithPath: root), configuration: StoreConfiguration(lockWait: wait))
+        case .s3(let location):
+            return try S3Backend(location: location, environment: environment)
         case .daemon(let socket):
             if let daemon { return try await daemon(socket) }
             let reason: String

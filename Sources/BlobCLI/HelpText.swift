@@ -10,14 +10,15 @@ package enum HelpText {
     static let about = """
         With --root DIR, blob uses the store folder DIR directly (the embedded store). Otherwise it talks to \
         the daemon blobd over its Unix socket: --socket PATH, else $\(DaemonSocket.clientEnvironmentVariable), else \
-        \(DaemonSocket.runtimeTemplate) (or \(DaemonSocket.fallbackTemplate) without XDG_RUNTIME_DIR).
+        \(DaemonSocket.runtimeTemplate) (or \(DaemonSocket.fallbackTemplate) without XDG_RUNTIME_DIR). With \
+        --backend s3://BUCKET[/PREFIX], it uses the stores in that S3 bucket directly, configured like the AWS CLI.
         """
 
     /// `blob help`.
     package static func root() -> String {
         var text = "OVERVIEW: Store, fetch, list and watch blobs in a BlobStore.\n\n"
         text += wrap(about, width: 100, indent: "") + "\n\n"
-        text += "USAGE: blob [--root DIR | --socket PATH] [--json] COMMAND ...\n\nOPTIONS:\n"
+        text += "USAGE: blob [--root DIR | --socket PATH | --backend s3://BUCKET[/PREFIX]] [--json] COMMAND ...\n\nOPTIONS:\n"
         text += options(GlobalOptions.specs + [OptionSpec("version", help: "Show the version.")])
         text += "\n\nSUBCOMMANDS:\n"
         let commands = Commands.all.map { ($0.spec.name, $0.spec.abstract) } + [("help", "Show help for blob or one of its commands.")]

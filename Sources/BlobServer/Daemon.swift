@@ -46,7 +46,8 @@ package enum Daemon {
         let root = configuration.root.standardizedFileURL.path
         let socketPath = configuration.socketPath
         let memory = configuration.backend == .memory
-        log(.info, memory ? "backend memory (stores live in memory and are gone at exit)" : "root \(root)")
+        let s3 = configuration.backend == .s3
+        log(.info, memory ? "backend memory (stores live in memory and are gone at exit)" : s3 ? "backend \(configuration.s3Location ?? "")" : "root \(root)")
         log(.info, "socket \(socketPath)")
         log(.info, "durability \(configuration.durability.rawValue), event loops \(configuration.eventLoopCount), "
             + "allowed group \(configuration.allowedGroup.map(String.init) ?? "none"), log level \(configuration.logLevel), "
@@ -55,15 +56,22 @@ package enum Daemon {
 
         raiseOpenFileLimit(log: log)
         let accessLog = try AccessLog.open(configuration.effectiveAccessLog, format: configuration.logFormat)
-        // The memory backend has no root: nothing to create or claim.
+        // The memory and S3 backends have no root: nothing to create or claim.
         var lock: RootLock?
-        if !memory {
+        if !memory && !s3 {
             do { try FileSystem.makeDirectories(root, permissions: 0o700) } catch {
                 throw StartupError("cannot create root \(root): \(error)")
             }
             lock = try RootLock.acquire(root: root)
         }
         defer { try? lock?.descriptor.close() }
+        // Before the socket exists: a bucket that cannot be used stops the daemon before any client can connect.
+        let storeConfiguration = StoreConfiguration(durability: configuration.durability, memoryTierBytes: configuration.memoryTierBytes)
+        let catalog: any ServedBackendCatalog = switch configuration.backend {
+        case .memory: MemoryStoreCatalog()
+        case .file: FileStoreCatalog(root: configuration.root, configuration: storeConfiguration)
+        case .s3: try DaemonS3Backend.catalog(configuration, log: log)
+        }
         let activated = try SocketActivation.inheritedListener()
         // Before we accept a connection (so before a request can have us open a store): whoever
         // finds a store held by us learns here where we listen.
@@ -107,9 +115,6 @@ package enum Daemon {
         }
         defer { try? listener.close() }
 
-        let storeConfiguration = StoreConfiguration(durability: configuration.durability, memoryTierBytes: configuration.memoryTierBytes)
-        let catalog: any ServedBackendCatalog =
-            memory ? MemoryStoreCatalog() : FileStoreCatalog(root: configuration.root, configuration: storeConfiguration)
         let server = try Server(
             listener: listener, catalog: catalog, maximumBlobSize: storeConfiguration.maximumBlobSize,
             eventLoopCount: configuration.eventLoopCount, heartbeatSeconds: configuration.heartbeatSeconds, accessLog: accessLog,

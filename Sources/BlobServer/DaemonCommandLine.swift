@@ -1,6 +1,7 @@
 import BlobStore
 import BlobSystem
 import Foundation
+import S3BlobStore
 
 /// `blobd`'s command line, parsed by hand (no package dependencies). Package-wide so that any other
 /// executable of this package that starts a daemon starts exactly the same one.
@@ -16,15 +17,17 @@ package enum DaemonCommandLine {
         ("--root", "BLOBD_ROOT"), ("--socket", "BLOBD_SOCKET"), ("--durability", "BLOBD_DURABILITY"),
         ("--event-loops", "BLOBD_EVENT_LOOPS"), ("--allow-group", "BLOBD_ALLOW_GROUP"), ("--log-level", "BLOBD_LOG_LEVEL"),
         ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
-        ("--backend", "BLOBD_BACKEND"), ("--memory-tier", "BLOBD_MEMORY_TIER"),
+        ("--backend", "BLOBD_BACKEND"), ("--memory-tier", "BLOBD_MEMORY_TIER"), ("--cache", "BLOBD_CACHE"),
+        ("--cache-size", "BLOBD_CACHE_SIZE"), ("--cache-staleness", "BLOBD_CACHE_STALENESS"),
     ]
 
     /// The `--help` text.
     package static let usage = """
         usage: blobd [--root DIR] [--socket PATH] [--durability durable|relaxed] [--event-loops N]
                      [--allow-group GID] [--log-level error|info|debug] [--log-format text|json]
-                     [--access-log off|stderr|PATH] [--heartbeat SECONDS] [--backend file|memory]
-                     [--memory-tier BYTES] [--help] [--version]
+                     [--access-log off|stderr|PATH] [--heartbeat SECONDS]
+                     [--backend file|memory|s3://BUCKET[/PREFIX]] [--memory-tier BYTES] [--cache DIR]
+                     [--cache-size BYTES] [--cache-staleness SECONDS] [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
         Each setting may instead come from the environment variable shown after it (env NAME); a flag wins
         over its variable, and an empty variable counts as unset.
@@ -41,12 +44,22 @@ package enum DaemonCommandLine {
                               at --log-level debug, else off); env BLOBD_ACCESS_LOG
           --heartbeat SECONDS interval of ':' heartbeats on idle /v1/events streams (default 15);
                               env BLOBD_HEARTBEAT
-          --backend KIND      file (default: one folder per store under --root) or memory (stores
+          --backend KIND      file (default: one folder per store under --root), memory (stores
                               live in the daemon's memory and are gone when it exits; no root is
-                              used); env BLOBD_BACKEND
+                              used) or s3://BUCKET[/PREFIX] (stores in an S3 bucket, with the
+                              endpoint, region and keys from the AWS environment variables and
+                              profile files; the bucket is checked at start); env BLOBD_BACKEND
           --memory-tier BYTES each file store keeps its hot blobs of up to 64 KiB in memory, within
                               BYTES (suffix K, M or G: powers of 1024; default 64M; 0 turns it off);
                               env BLOBD_MEMORY_TIER
+          --cache DIR         with s3://: the read cache's folder, emptied at start (default: s3-cache
+                              under --root); env BLOBD_CACHE
+          --cache-size BYTES  with s3://: the read cache's size (suffix K, M or G; default 1G; 0 turns
+                              it off); env BLOBD_CACHE_SIZE
+          --cache-staleness SECONDS
+                              with s3://: how long a cached blob is served without asking S3 whether
+                              it changed, 0 to 86400 (default 0: every read asks);
+                              env BLOBD_CACHE_STALENESS
           --version           print the version and exit
         """
 
@@ -104,6 +117,9 @@ package enum DaemonCommandLine {
             }
             if flag == "--socket" { socketSource = "\(name) path" }
         }
+        if configuration.backend != .s3, let setting = settings.first(where: { $0.flag.hasPrefix("--cache") }) {
+            return .usageError("\(setting.name) is a setting of the S3 read cache: it needs --backend s3://BUCKET[/PREFIX]")
+        }
         // Checked here, before the daemon creates its root, lock or socket folder: a path the
         // kernel cannot bind is a mistake on the command line (or in the environment).
         let socketBytes = configuration.socketPath.utf8.count
@@ -144,8 +160,27 @@ package enum DaemonCommandLine {
             }
             configuration.accessLog = destination
         case "--backend":
-            guard let text = value, let backend = BackendKind(rawValue: text) else { return "must be file or memory" }
+            if let text = value, text.hasPrefix("s3://") {
+                do { _ = try S3Location(parsing: text) } catch { return "\(error.reason)" }
+                configuration.backend = .s3
+                configuration.s3Location = text
+                return nil
+            }
+            guard let text = value, let backend = BackendKind(rawValue: text), backend != .s3 else { return "must be file, memory or s3://BUCKET[/PREFIX]" }
             configuration.backend = backend
+        case "--cache":
+            guard let path = value, !path.isEmpty else { return "needs a directory" }
+            configuration.cacheFolder = path.hasPrefix("/") ? path : currentDirectory + "/" + path
+        case "--cache-size":
+            guard let text = value, let bytes = DaemonCommandLine.byteCount(text) else {
+                return "must be a number of bytes, optionally with K, M or G (powers of 1024), up to 1T"
+            }
+            configuration.cacheBytes = bytes
+        case "--cache-staleness":
+            guard let text = value, let seconds = Double(text), seconds >= 0, seconds <= 86_400 else {
+                return "must be a number of seconds from 0 to 86400"
+            }
+            configuration.cacheStalenessSeconds = seconds
         case "--memory-tier":
             guard let text = value, let bytes = DaemonCommandLine.byteCount(text) else {
                 return "must be a number of bytes, optionally with K, M or G (powers of 1024), up to 1T"

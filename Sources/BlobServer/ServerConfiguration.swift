@@ -9,6 +9,9 @@ package enum BackendKind: String, Sendable, Hashable, CaseIterable {
     /// In the daemon's memory (``BlobStore/InMemoryBlobStore``): named, listed and observed like
     /// file stores, and gone when the daemon exits. No root folder is created or locked.
     case memory
+    /// In an S3 bucket (``ServerConfiguration/s3Location``), read through a local read cache; the
+    /// root is not claimed (it holds only the default cache folder).
+    case s3
 }
 
 /// Everything `blobd` needs to know to serve: where, how durably, with how many loops, and for whom.
@@ -38,6 +41,17 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var heartbeatSeconds: Double
     /// Each file store's memory tier budget in bytes (0: off); see ``BlobStore/StoreConfiguration/memoryTierBytes``.
     package var memoryTierBytes: Int
+    /// With ``BackendKind/s3``: `s3://BUCKET[/PREFIX]`.
+    package var s3Location: String? = nil
+    /// The S3 read cache's folder; `nil`: `s3-cache` under ``root``.
+    package var cacheFolder: String? = nil
+    /// The S3 read cache's size in bytes (0: no cache).
+    package var cacheBytes: Int = ServerConfiguration.defaultCacheBytes
+    /// How long a validated cache entry is served without asking S3 again (0: every read asks).
+    package var cacheStalenessSeconds: Double = 0
+
+    /// The S3 read cache's default size, 1 GiB.
+    package static let defaultCacheBytes = 1 << 30
 
     /// blobd's default memory tier budget per open store, 64 MiB: a daemon serves many clients' hot
     /// sets (some 14,000 blobs of 4 KiB), and is the one process holding them.

@@ -1,12 +1,12 @@
 import Foundation
 
 /// The checks and derived metadata shared by every store's put, so all stores agree.
-enum ContentInspection {
+package enum ContentInspection {
     /// Content type used when none is given and the bytes are not a recognised image.
-    static let defaultContentType = "application/octet-stream"
+    package static let defaultContentType = "application/octet-stream"
 
     /// Checks identifier and metadata before any content is read; returns the identifier to use.
-    static func prepare(store: String, identifier: String?, options: PutOptions) throws(BlobStoreError) -> String {
+    package static func prepare(store: String, identifier: String?, options: PutOptions) throws(BlobStoreError) -> String {
         let id = identifier ?? UUID().uuidString
         try BlobIdentifier.validate(id)
         if let reason = UserMetadataRules.violation(contentType: options.contentType, userMetadata: options.userMetadata) {
@@ -19,7 +19,7 @@ enum ContentInspection {
     ///
     /// `image` is the validator's verdict; `wholeContent` is called only for record validation, which needs
     /// the whole document.
-    static func inspect(
+    package static func inspect(
         store: String, identifier: String, options: PutOptions, image verdict: Result<ImageInfo, ImageParseFailure>,
         size: Int64, wholeContent: () throws -> Data
     ) throws -> (contentType: String, image: ImageInfo?) {
@@ -53,7 +53,7 @@ enum ContentInspection {
     }
 
     /// Clamps `range` to a blob of `size` bytes, or throws `rangeNotSatisfiable`.
-    static func clamp(_ range: Range<Int64>, size: Int64, store: String, identifier: String) throws(BlobStoreError) -> Range<Int64> {
+    package static func clamp(_ range: Range<Int64>, size: Int64, store: String, identifier: String) throws(BlobStoreError) -> Range<Int64> {
         guard range.lowerBound >= 0, range.lowerBound < size || (range.isEmpty && range.lowerBound <= size) else {
             throw .rangeNotSatisfiable(store: store, identifier: identifier, size: size)
         }

@@ -1,0 +1,317 @@
+import BlobStore
+internal import BlobSystem
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A daemon's read cache of S3 blobs on local disk, shared by all its stores (one byte budget, one
+/// eviction clock); each store reads through it with an ``S3CachedStore``.
+///
+/// **Files.** The cache owns a folder: `lock` (an exclusive `flock` for as long as the cache lives,
+/// so two daemons never share one folder) and `entries/`, which is emptied when the cache starts
+/// (the table of entries lives in memory only, so a restart begins cold; no entry outlives the
+/// process that knew its S3 ETag). Each entry is one file in the file store's blob format (header
+/// with the metadata and the content's XXH64, then the content), written under a temp name and
+/// renamed into place whole, under a name never reused while the cache lives.
+///
+/// **Checks.** A fill hashes the content as it arrives and keeps the entry only when its size and
+/// XXH64 match the blob's metadata (its ETag). Every read of an entry checks the content against
+/// that ETag again (``BlobReadHandle``), so a damaged file is never served whole; a file that cannot
+/// be opened or read is dropped, logged, and the read goes to the object store.
+///
+/// **Concurrency.** The table, counters and fills in flight are owned by one mutex, held for
+/// bookkeeping only; file I/O runs on the calling (blocking-work) thread outside it.
+package final class S3ReadCache: Sendable {
+    /// The settings.
+    package let configuration: S3ReadCacheConfiguration
+    /// Where the entries' files are.
+    package let entriesFolder: String
+    private let lock: FileDescriptor
+
+    private struct State {
+        var index = S3ReadCacheIndex()
+        var counters = S3ReadCacheCounters()
+        var nextFile: UInt64 = 0
+        /// Fills in progress per blob, and whether the blob changed (through this daemon) meanwhile:
+        /// such a fill's version may be older than the change, so it is not kept.
+        var fillsInFlight: [S3CacheKey: (count: Int, changed: Bool)] = [:]
+    }
+    private let state = Locked(State())
+
+    /// Takes the cache folder (creating it), and empties its `entries/` folder. Throws
+    /// ``S3ReadCacheError`` naming the folder when it cannot, or when another process holds it.
+    package init(_ configuration: S3ReadCacheConfiguration) throws {
+        self.configuration = configuration
+        let folder = configuration.folder
+        entriesFolder = folder + "/entries"
+        do { _ = try FileSystem.makeDirectories(folder, permissions: 0o700) } catch {
+            throw S3ReadCacheError(folder: folder, reason: "cannot create it: \(error)")
+        }
+        let lockPath = folder + "/lock"
+        let lock: FileDescriptor
+        do { lock = try FileDescriptor.open(lockPath, [.readWrite, .create], permissions: 0o600) } catch {
+            throw S3ReadCacheError(folder: folder, reason: "cannot open \(lockPath): \(error)")
+        }
+        do {
+            guard try lock.lock(exclusive: true, nonBlocking: true) else {
+                try? lock.close()
+                throw S3ReadCacheError(folder: folder, reason: "another process (another blobd?) uses it; give each daemon its own cache folder")
+            }
+        } catch let error as Errno {
+            try? lock.close()
+            throw S3ReadCacheError(folder: folder, reason: "cannot lock \(lockPath): \(error)")
+        }
+        self.lock = lock
+        do {
+            try FileSystem.removeTree(entriesFolder)
+            _ = try FileSystem.makeDirectory(entriesFolder, permissions: 0o700)
+        } catch {
+            try? lock.close()
+            throw S3ReadCacheError(folder: folder, reason: "cannot empty \(entriesFolder): \(error)")
+        }
+    }
+
+    deinit { try? lock.close() }
+
+    /// What the cache has done so far.
+    package var counters: S3ReadCacheCounters { state.withLock { $0.counters } }
+
+    /// How many entries, and the bytes they take.
+    package var occupancy: (entries: Int, bytes: Int64) { state.withLock { ($0.index.count, $0.index.totalBytes) } }
+
+    /// The largest content (with its header) an entry may hold.
+    var maximumEntryBytes: Int64 { configuration.maximumEntryBytes }
+
+    // MARK: Reading entries
+
+    /// `key`'s entry, marked used.
+    func entry(_ key: S3CacheKey) -> S3CacheEntry? { state.withLock { $0.index.use(key) } }
+
+    /// Whether `entry` was validated within the staleness bound.
+    func isFresh(_ entry: S3CacheEntry) -> Bool {
+        let bound = configuration.stalenessSeconds
+        guard bound > 0, entry.validatedAt > 0 else { return false }
+        let now = configuration.now()
+        return now >= entry.validatedAt && Double(now - entry.validatedAt) < bound * 1e9
+    }
+
+    /// Records that the object store has just said `entry` is current.
+    func markValidated(_ key: S3CacheKey, _ entry: S3CacheEntry) {
+        let now = max(configuration.now(), 1)
+        state.withLock { $0.index.markValidated(key, objectETag: entry.objectETag, at: now) }
+    }
+
+    /// Opens `entry`'s file for serving. A file that is missing, damaged or unreadable drops the
+    /// entry (logged, counted as a fallback) and gives `nil`: the caller reads from the object store.
+    func open(_ key: S3CacheKey, _ entry: S3CacheEntry) -> BlobReadHandle? {
+        let path = entriesFolder + "/" + entry.fileName
+        do {
+            guard let handle = try BlobFile.open(path: path, store: key.store, identifier: key.identifier) else {
+                // Dropped (and deleted) since it was looked up: not a fault.
+                forget(key, fileName: entry.fileName)
+                return nil
+            }
+            // A small blob came whole with the header: check it now, so a damaged entry falls
+            // back here rather than failing the response. Larger ones are checked as they are sent.
+            if handle.readsWithoutWaiting { _ = try handle.read(0..<handle.metadata.size) }
+            return handle
+        } catch {
+            configuration.log("read cache: entry \(path) for blob '\(key.identifier)' in store '\(key.store)' is unusable (\(error)); dropped, reading from the object store")
+            forget(key, fileName: entry.fileName)
+            state.withLock { $0.counters.fallbacks += 1 }
+            return nil
+        }
+    }
+
+    /// Counts a read served from an entry.
+    func countHit(validated: Bool) {
+        state.withLock {
+            $0.counters.hits += 1
+            if !validated { $0.counters.servedWithoutValidation += 1 }
+        }
+    }
+
+    /// Counts an answer of the object store to a cache read.
+    func countAnswer(notModified: Bool) {
+        state.withLock {
+            if notModified { $0.counters.notModified += 1 } else { $0.counters.fetched += 1 }
+        }
+    }
+
+    // MARK: Filling
+
+    /// Writes `version` (its content read from `reader`, which this reads to the end or closes) as
+    /// `key`'s entry and opens it for serving. `nil` when the cache could not keep it (a local I/O
+    /// error, or content that does not match the version's size and ETag; logged): the caller reads
+    /// from the object store instead. Throws only what reading `reader` throws (the object store's failure).
+    func fill(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader) throws -> BlobReadHandle? {
+        let header = BlobFile.header(for: version.metadata)
+        let fileNumber = state.withLock { state -> UInt64 in
+            state.nextFile += 1
+            state.fillsInFlight[key, default: (0, false)].count += 1
+            return state.nextFile
+        }
+        defer {
+            state.withLock { state in
+                if var record = state.fillsInFlight[key] {
+                    record.count -= 1
+                    state.fillsInFlight[key] = record.count == 0 ? nil : record
+                }
+            }
+        }
+        let fileName = String(fileNumber)
+        let path = entriesFolder + "/" + fileName
+        let temporary = path + ".tmp"
+        let written: Bool
+        do {
+            written = try write(header: header, version: version, from: reader, to: temporary, key: key)
+        } catch let failure as LocalFailure {
+            reader.close()
+            _ = try? FileSystem.unlinkIfExists(temporary)
+            configuration.log("read cache: cannot write \(temporary) for blob '\(key.identifier)' in store '\(key.store)' (\(failure.reason)); reading from the object store")
+            state.withLock { $0.counters.fallbacks += 1 }
+            return nil
+        } catch {
+            _ = try? FileSystem.unlinkIfExists(temporary)
+            throw error
+        }
+        guard written else {
+            _ = try? FileSystem.unlinkIfExists(temporary)
+            state.withLock { $0.counters.fallbacks += 1 }
+            return nil
+        }
+        do { try FileSystem.rename(temporary, to: path) } catch {
+            _ = try? FileSystem.unlinkIfExists(temporary)
+            configuration.log("read cache: cannot rename \(temporary) to \(path) (\(error)); reading from the object store")
+            state.withLock { $0.counters.fallbacks += 1 }
+            return nil
+        }
+        // Opened before it joins the table: an eviction right after cannot take it from this read.
+        let handle: BlobReadHandle?
+        do { handle = try BlobFile.open(path: path, store: key.store, identifier: key.identifier) } catch {
+            configuration.log("read cache: cannot open the entry just written, \(path) (\(error)); reading from the object store")
+            handle = nil
+        }
+        let entry = S3CacheEntry(
+            fileName: fileName, bytes: Int64(header.count) + version.metadata.size, objectETag: version.objectETag,
+            validatedAt: max(configuration.now(), 1))
+        let obsolete: [String] = state.withLock { state in
+            let changedMeanwhile = state.fillsInFlight[key]?.changed ?? false
+            guard handle != nil, !changedMeanwhile else { return [fileName] }
+            state.counters.fills += 1
+            var obsolete = state.index.insert(key, entry).map { [$0] } ?? []
+            let evicted = state.index.evict(toFit: configuration.capacityBytes)
+            state.counters.evictions += evicted.count
+            obsolete += evicted
+            return obsolete
+        }
+        delete(obsolete)
+        if handle == nil { state.withLock { $0.counters.fallbacks += 1 } }
+        return handle
+    }
+
+    /// A local file operation failed while filling (the object store is not at fault).
+    private struct LocalFailure: Error {
+        var reason: String
+    }
+
+    /// Writes the entry's file: the header, then the content as it arrives, hashed on the way.
+    /// Returns whether the content matched `version`'s size and ETag (a mismatch is logged).
+    private func write(header: [UInt8], version: S3StoredVersion, from reader: any S3ContentReader, to path: String, key: S3CacheKey) throws -> Bool {
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(path, [.writeOnly, .create, .exclusive], permissions: 0o600) } catch {
+            throw LocalFailure(reason: "open: \(error)")
+        }
+        defer { try? file.close() }
+        do { try header.withUnsafeBytes { try file.writeAll($0) } } catch { throw LocalFailure(reason: "write: \(error)") }
+        let size = version.metadata.size
+        var hasher = XXH64()
+        var received: Int64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = try reader.read(into: buffer)
+            if count == 0 { break }
+            received += Int64(count)
+            if received > size { break }
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            hasher.update(bytes)
+            do { try file.writeAll(bytes) } catch { throw LocalFailure(reason: "write: \(error)") }
+        }
+        let blob = "blob '\(key.identifier)' in store '\(key.store)' (object ETag \(version.objectETag))"
+        guard received == size else {
+            reader.close()
+            configuration.log("read cache: \(blob) sent \(received > size ? "more than" : "\(received) of") its \(size) bytes; not cached, reading from the object store")
+            return false
+        }
+        let etag = ETag(checksum: hasher.finalize())
+        guard etag == version.metadata.etag else {
+            configuration.log("read cache: \(blob) has content with XXH64 \(etag), not its ETag \(version.metadata.etag); not cached, reading from the object store")
+            return false
+        }
+        return true
+    }
+
+    // MARK: Changes
+
+    /// Drops `key`'s entry (a put or remove through this daemon changed the blob); a fill in
+    /// progress for it is not kept.
+    func drop(_ key: S3CacheKey) {
+        let name: String? = state.withLock { state in
+            if state.fillsInFlight[key] != nil { state.fillsInFlight[key]!.changed = true }
+            return state.index.remove(key)
+        }
+        delete(name.map { [$0] } ?? [])
+    }
+
+    /// Drops every entry of `store` (a remove-all through this daemon).
+    func dropAll(store: String) {
+        let names: [String] = state.withLock { state in
+            for key in state.fillsInFlight.keys where key.store == store { state.fillsInFlight[key]!.changed = true }
+            return state.index.removeAll(store: store)
+        }
+        delete(names)
+    }
+
+    /// Makes `key`'s entry due for validation (a change made elsewhere was reported). Quick: no I/O.
+    func markStale(_ key: S3CacheKey) {
+        state.withLock { $0.index.markStale(key) }
+    }
+
+    /// Makes every entry of `store` due for validation. Quick: no I/O.
+    func markAllStale(store: String) {
+        state.withLock { $0.index.markAllStale(store: store) }
+    }
+
+    /// Drops `key`'s entry if it is still the one in `fileName`.
+    private func forget(_ key: S3CacheKey, fileName: String) {
+        let name: String? = state.withLock { state in
+            guard state.index.peek(key)?.fileName == fileName else { return nil }
+            return state.index.remove(key)
+        }
+        delete(name.map { [$0] } ?? [])
+    }
+
+    /// Deletes entry files no longer in the table (a reader that has one open keeps reading it).
+    private func delete(_ names: [String]) {
+        for name in names {
+            let path = entriesFolder + "/" + name
+            do { _ = try FileSystem.unlinkIfExists(path) } catch {
+                configuration.log("read cache: cannot delete \(path): \(error)")
+            }
+        }
+    }
+}
+
+/// The read cache's folder cannot be used.
+package struct S3ReadCacheError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The cache folder.
+    package var folder: String
+    /// What is wrong.
+    package var reason: String
+
+    /// `read cache folder DIR: REASON`.
+    package var description: String { "read cache folder \(folder): \(reason)" }
+}

@@ -1,0 +1,222 @@
+internal import BlobSystem
+public import BlobStore
+public import Foundation
+
+extension S3BlobStore {
+    // MARK: - BlobStoring puts
+
+    /// Stores `data` with one conditional PUT (see ``commit(_:identifier:key:options:)``).
+    public func put(_ data: Data, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
+        let key = try key(for: id)
+        let spool = S3ContentSpool(store: name, identifier: id, folder: spoolFolder)
+        if spool.appendsInMemory(data.count) {
+            try spool.append(data)
+            return try await TransportQueue.run { try self.commit(spool, identifier: id, key: key, options: options) }
+        }
+        return try await TransportQueue.run {
+            try spool.append(data)
+            return try self.commit(spool, identifier: id, key: key, options: options)
+        }
+    }
+
+    /// Stores the chunks: gathered in memory up to 8 MiB, spooled to a temp file beyond (written on
+    /// transport threads), then sent with one conditional PUT.
+    public func put<Chunks: AsyncSequence>(chunks: Chunks, identifier: String?, options: PutOptions) async throws -> BlobMetadata
+    where Chunks.Element == Data {
+        let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
+        let key = try key(for: id)
+        let spool = S3ContentSpool(store: name, identifier: id, folder: spoolFolder)
+        for try await chunk in chunks {
+            if spool.appendsInMemory(chunk.count) {
+                try spool.append(chunk)
+            } else {
+                try await TransportQueue.run { try spool.append(chunk) }
+            }
+        }
+        return try await TransportQueue.run { try self.commit(spool, identifier: id, key: key, options: options) }
+    }
+
+    /// Stores the file's content, read on a transport thread into the spool, then one conditional PUT.
+    public func put(contentsOf fileURL: URL, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
+        let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
+        let key = try key(for: id)
+        return try await TransportQueue.run {
+            let spool = S3ContentSpool(store: self.name, identifier: id, folder: self.spoolFolder)
+            let path = fileURL.path
+            let source: FileDescriptor
+            do throws(Errno) { source = try FileDescriptor.open(path, .readOnly) } catch { throw BlobStoreError.io(operation: "open", path: path, errno: error) }
+            try source.closeAfter {
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+                defer { buffer.deallocate() }
+                while true {
+                    let count: Int
+                    do throws(Errno) { count = try source.read(into: buffer) } catch { throw BlobStoreError.io(operation: "read", path: path, errno: error) }
+                    if count == 0 { break }
+                    try spool.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                }
+            }
+            return try self.commit(spool, identifier: id, key: key, options: options)
+        }
+    }
+
+    // MARK: - Commit
+
+    /// Checks the spooled content (image, record), then stores it under `key` with conditional
+    /// PUTs, so that `created` is kept across overwrites and `options.condition` is checked by S3
+    /// atomically (docs/SCALE-OUT.md, "Consistency"). Blocking; closes the spool.
+    ///
+    /// - `.ifNoneMatch`: `PUT If-None-Match: *`.
+    /// - `.ifMatch(etag)`: the current version (from this instance's hint, else a HEAD) must have
+    ///   `etag`; then `PUT If-Match: <its object ETag>` with its `created`.
+    /// - `.none`: `PUT If-Match` with the hint's object ETag and `created` when this instance knows
+    ///   the key, else `PUT If-None-Match: *` with `created` now; a `412` reads the current version
+    ///   (HEAD) and tries again with it, at most ``maximumPutAttempts`` times.
+    func commit(_ spool: S3ContentSpool, identifier: String, key: String, options: PutOptions) throws -> BlobMetadata {
+        defer { spool.close() }
+        let content = try spool.prepare(options: options)
+        /// What the last look at the key found: nothing yet, no object, or an object.
+        enum Observed {
+            case unknown
+            case absent
+            case object(S3FoundObject)
+        }
+        var observed = Observed.unknown
+        if case .ifMatch = options.condition, !hintMatches(identifier, options.condition) {
+            observed = try headObject(key: key, identifier: identifier).map(Observed.object) ?? .absent
+        }
+        for _ in 0..<Self.maximumPutAttempts {
+            let now = now()
+            let condition: S3WriteCondition
+            let created: Date
+            switch observed {
+            case .unknown:
+                if options.condition != .ifNoneMatch, let hint = hint(identifier), hint.expires.map({ $0 > now }) ?? true {
+                    condition = .ifMatch(etag: hint.objectETag)
+                    created = hint.created
+                } else {
+                    condition = .ifNoneMatchAny
+                    created = now
+                }
+            case .absent:
+                if case .ifMatch(let expected) = options.condition {
+                    throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: expected, actual: nil)
+                }
+                condition = .ifNoneMatchAny
+                created = now
+            case .object(let object):
+                let live = object.live(at: now)
+                switch options.condition {
+                case .none:
+                    break
+                case .ifNoneMatch:
+                    if let live { throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: nil, actual: live.etag) }
+                    if case .failure(let invalid) = object.metadata { throw foreign(key, invalid) }
+                case .ifMatch(let expected):
+                    guard let live, live.etag == expected else {
+                        throw BlobStoreError.preconditionFailed(store: name, identifier: identifier, expected: expected, actual: live?.etag)
+                    }
+                }
+                condition = .ifMatch(etag: object.objectETag)
+                created = live?.created ?? now
+            }
+            let metadata = BlobMetadata(
+                identifier: identifier, size: content.size, contentType: content.contentType, etag: content.etag, created: created,
+                modified: now, userMetadata: options.userMetadata, image: content.image, expires: expiry(options.expiry, from: now))
+            if let objectETag = try putObject(key: key, content: content, metadata: metadata, condition: condition) {
+                remember(identifier, object: objectETag, metadata)
+                state.withLock { state in
+                    state.ownWrites[S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)] = ()
+                    state.publish(.put(metadata), store: name, date: now)
+                }
+                return metadata
+            }
+            // 412: someone else's version is there (or none is); look, and decide again.
+            observed = try headObject(key: key, identifier: identifier).map(Observed.object) ?? .absent
+        }
+        throw BlobStoreError.backendUnavailable(
+            store: name, backend: backendDescription,
+            reason: "PutObject \(objectURI(key)): \(Self.maximumPutAttempts) conditional PUTs in a row lost the race with other writers "
+                + "of this key (each found a newer version than the one it read); nothing was stored by this put")
+    }
+
+    /// Whether the hint lets an `.ifMatch` put skip its HEAD: it names the expected ETag and has not expired.
+    private func hintMatches(_ identifier: String, _ condition: WriteCondition) -> Bool {
+        guard case .ifMatch(let expected) = condition, let hint = hint(identifier) else { return false }
+        return hint.etag == expected && (hint.expires.map { $0 > now() } ?? true)
+    }
+
+    /// When a version put at `now` expires (S3 stores have no default time to live).
+    private func expiry(_ expiry: BlobExpiry, from now: Date) -> Date? {
+        switch expiry {
+        case .never, .storeDefault: return nil
+        case .at(let date): return Date(s3Nanoseconds: date.s3Nanoseconds)
+        case .after(let duration):
+            let (nanoseconds, overflow) = now.s3Nanoseconds.addingReportingOverflow(duration.s3ClampedNanoseconds)
+            return Date(s3Nanoseconds: overflow ? .max : nanoseconds)
+        }
+    }
+
+    // MARK: - The PUT
+
+    /// One conditional PUT of the content with its metadata header: S3's ETag of the new object,
+    /// or `nil` when S3 answered `412` (the condition did not hold; nothing was stored).
+    func putObject(key: String, content: S3PreparedContent, metadata: BlobMetadata, condition: S3WriteCondition) throws -> String? {
+        let encoded = S3MetadataHeader.encode(metadata)
+        guard encoded.utf8.count <= S3MetadataHeader.maximumEncodedByteCount else {
+            throw BlobStoreError.tooLarge(
+                what: "metadata of blob '\(metadata.identifier)' encoded as the S3 header x-amz-meta-blob",
+                limit: Int64(S3MetadataHeader.maximumEncodedByteCount), actual: Int64(encoded.utf8.count))
+        }
+        let headers = S3ObjectHeaders(contentType: metadata.contentType, metadata: [S3HeaderField(S3MetadataHeader.name, encoded)])
+        switch content.body {
+        case .memory(let bytes):
+            return try sendPut(key: key, body: .bytes(bytes), headers: headers, condition: condition)
+        case .spooled(let file, _):
+            return try sendLargeSpooledFile(key: key, file: file, length: content.size, headers: headers, condition: condition)
+        }
+    }
+
+    /// Sends content spooled to a file (over 8 MiB). Today one PUT of up to 5 GiB, the body sent
+    /// from the file with `sendfile`; the seam where a multipart upload (`S3MultipartUpload`) takes
+    /// over for unconditional puts above a threshold (a multipart completion cannot be conditional
+    /// on this gateway). S3's ETag of the new object, or `nil` on `412`.
+    func sendLargeSpooledFile(key: String, file: FileDescriptor, length: Int64, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> String? {
+        try sendPut(key: key, body: .fileRegion(file, offset: 0, length: length), headers: headers, condition: condition)
+    }
+
+    /// One PutObject with `UNSIGNED-PAYLOAD`, never replayed by the transport (a replay of a
+    /// conditional PUT could answer `412` to its own first attempt). Large bodies wait for
+    /// `100 Continue`, so a `412` costs no upload.
+    private func sendPut(key: String, body: TransportBody, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> String? {
+        let context = client.bucket.context("PutObject", key: key)
+        let request: S3Request
+        do {
+            request = try client.bucket.putObject(key: key, payload: .unsigned, headers: headers, condition: condition)
+        } catch {
+            throw unavailable(.refused(error))
+        }
+        do {
+            let response = try client.send(
+                request, body: body, context: context, isIdempotent: false, expectsContinue: body.length > 1 << 20, responseLimit: 1 << 20)
+            guard let etag = response.headers.first(name: "etag").map({ S3XMLValues.unquotedETag($0.trimmingCharacters(in: .whitespaces)) }),
+                !etag.isEmpty
+            else { throw unavailable(context, reason: "PutObject answered without an ETag") }
+            return etag
+        } catch let error as S3ClientError {
+            if error.status == 412 { return nil }
+            throw unavailable(error)
+        }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, clamped to `Int64`.
+    var s3ClampedNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, overflow2) = product.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflow2 ? (product < 0 ? .min : .max) : sum
+    }
+}

@@ -1,0 +1,148 @@
+import BlobStore
+import BlobSystem
+import Foundation
+import S3BlobStore
+import Testing
+
+/// The store catalog on S3 (markers under `PREFIX/.stores/`) and the start-up check of a bucket:
+/// against the gateway `.ci/ceph up` brings up (skipped without its env), and against an endpoint
+/// where nothing listens.
+@Suite struct CatalogTests {
+    /// The gateway's configuration and bucket, from `DIR/env` of `.ci/ceph up`.
+    static let gateway: (configuration: S3Configuration, bucket: String)? = {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["AWS_ENDPOINT_URL"] != nil, let bucket = environment["BLOB_S3_BUCKET"],
+              let configuration = try? S3Configuration.resolve()
+        else { return nil }
+        return (configuration, bucket)
+    }()
+
+    static func skipReason() -> String {
+        "CatalogTests: skipped, no gateway (run .ci/ceph up DIR and source DIR/env for AWS_ENDPOINT_URL, the keys and BLOB_S3_BUCKET)"
+    }
+
+    /// Markers under a prefix of their own, so runs never see each other's stores.
+    static func markers(pageSize: Int = 1000) throws -> S3StoreMarkers? {
+        guard let (configuration, bucket) = gateway else { return nil }
+        let client = try S3Client(configuration: configuration, bucket: bucket)
+        return S3StoreMarkers(client: client, location: S3Location(bucket: bucket, prefix: "catalog-\(UUID().uuidString)"), pageSize: pageSize)
+    }
+
+    /// A client whose endpoint refuses connections (nothing listens on port 1 of loopback).
+    static func unreachable(bucket: String = "blobstore-ci") throws -> S3StoreMarkers {
+        let configuration = S3Configuration(
+            credentials: AWSCredentials(accessKeyID: "AKID", secretAccessKey: "secret"), region: "us-east-1",
+            endpoint: S3Endpoint(scheme: .http, host: "127.0.0.1", port: 1), addressingStyle: .path)
+        return S3StoreMarkers(client: try S3Client(configuration: configuration, bucket: bucket), location: S3Location(bucket: bucket, prefix: "p"))
+    }
+
+    @Test func storesAreMarkersThatAreCreatedListedPagedAndDiscarded() throws {
+        guard let markers = try Self.markers(pageSize: 2) else { return print(Self.skipReason()) }
+        let opened = Locked<[String]>([])
+        let catalog = S3StoreCatalog(markers: markers, cache: nil) { name in
+            opened.withLock { $0.append(name) }
+            return try ReadCacheFakeStore(name: name)
+        }
+        #expect(try !catalog.storeExists("alpha"))
+        #expect(try catalog.storeNames().isEmpty)
+        let store = try catalog.openStore("alpha")
+        #expect(store.name == "alpha" && opened.withLock { $0 } == ["alpha"])
+        #expect(try catalog.storeExists("alpha"))
+        #expect(try !markers.create("alpha"), "a second create finds the marker")
+        #expect(try markers.create("gamma") && markers.create("beta"))
+        // A key under the marker prefix that is not a store name is not a store.
+        let client = markers.client
+        let foreign = markers.location.layout.storeMarkerPrefix + "Not A Store"
+        _ = try client.send(try client.bucket.putObject(key: foreign, payload: .emptyBody), context: client.bucket.context("PutObject", key: foreign))
+        #expect(try catalog.storeNames() == ["alpha", "beta", "gamma"], "three pages of two keys, sorted")
+
+        try catalog.discardStore("beta", store)
+        #expect(try !catalog.storeExists("beta"))
+        // A store that holds a blob (another daemon wrote one) keeps its marker.
+        let blobKey = markers.location.layout.blobKey(store: "gamma", identifier: "x")
+        _ = try client.send(try client.bucket.putObject(key: blobKey, payload: .emptyBody), context: client.bucket.context("PutObject", key: blobKey))
+        try catalog.discardStore("gamma", store)
+        #expect(try catalog.storeExists("gamma"))
+        for key in [foreign, blobKey] + ["alpha", "gamma"].map(markers.location.layout.storeMarkerKey(store:)) {
+            _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
+        }
+    }
+
+    @Test func aCatalogWithACacheServesItsStoresThroughIt() throws {
+        guard let markers = try Self.markers() else { return print(Self.skipReason()) }
+        let folder = ReadCacheFolder()
+        defer { folder.remove() }
+        let cache = try S3ReadCache(S3ReadCacheConfiguration(folder: folder.path))
+        let catalog = S3StoreCatalog(markers: markers, cache: cache) { name in try ReadCacheFakeStore(name: name) }
+        let store = try catalog.openStore("cached")
+        #expect(store is S3CachedStore && store.name == "cached")
+        try markers.discardIfEmpty("cached")
+        #expect(try !catalog.storeExists("cached"))
+    }
+
+    @Test func anUnreachableEndpointIsBackendUnavailableNamingBucketAndEndpointNeverAMissingStore() throws {
+        let markers = try Self.unreachable()
+        let catalog = S3StoreCatalog(markers: markers, cache: nil) { name in try ReadCacheFakeStore(name: name) }
+        for call in [{ _ = try catalog.storeExists("photos") }, { _ = try catalog.openStore("photos") }] as [() throws -> Void] {
+            #expect {
+                try call()
+            } throws: { error in
+                guard case BlobStoreError.backendUnavailable(let store, let backend, let reason) = error else { return false }
+                return store == "photos" && backend == "s3://blobstore-ci/p at http://127.0.0.1:1" && reason.contains("no answer")
+            }
+        }
+        #expect {
+            try catalog.storeNames()
+        } throws: { error in
+            guard case BlobStoreError.backendUnavailable(_, let backend, _) = error else { return false }
+            return backend.contains("s3://blobstore-ci/p") && backend.contains("127.0.0.1:1")
+        }
+        #expect {
+            try markers.checkBucket()
+        } throws: { error in
+            "\(error)".contains("cannot reach the S3 endpoint http://127.0.0.1:1") && "\(error)".contains("s3://blobstore-ci/p")
+        }
+    }
+
+    @Test func theStartCheckNamesAMissingBucketAndRefusedCredentials() throws {
+        guard let (configuration, bucket) = Self.gateway else { return print(Self.skipReason()) }
+        let good = S3StoreMarkers(client: try S3Client(configuration: configuration, bucket: bucket), location: S3Location(bucket: bucket))
+        try good.checkBucket()
+
+        let missing = S3StoreMarkers(
+            client: try S3Client(configuration: configuration, bucket: "no-such-bucket-here"), location: S3Location(bucket: "no-such-bucket-here"))
+        #expect {
+            try missing.checkBucket()
+        } throws: { error in
+            "\(error)".contains("bucket 'no-such-bucket-here' does not exist at \(configuration.endpoint)") && "\(error)".contains("NoSuchBucket")
+        }
+
+        var wrong = configuration
+        wrong.credentials = AWSCredentials(accessKeyID: configuration.credentials.accessKeyID, secretAccessKey: "not-the-secret")
+        let refused = S3StoreMarkers(client: try S3Client(configuration: wrong, bucket: bucket), location: S3Location(bucket: bucket))
+        #expect {
+            try refused.checkBucket()
+        } throws: { error in
+            "\(error)".contains("refused the credentials") && "\(error)".contains("SignatureDoesNotMatch")
+        }
+    }
+
+    @Test func locationsAreParsedWithReasons() throws {
+        #expect(try S3Location(parsing: "s3://photos") == S3Location(bucket: "photos"))
+        #expect(try S3Location(parsing: "s3://photos/") == S3Location(bucket: "photos"))
+        let nested = try S3Location(parsing: "s3://my.bucket-1/fleet/a/")
+        #expect(nested.bucket == "my.bucket-1" && nested.prefix == "fleet/a" && nested.description == "s3://my.bucket-1/fleet/a")
+        #expect(nested.layout.storeMarkerKey(store: "x") == "fleet/a/.stores/x")
+        for (text, reason) in [
+            ("photos", "expected s3://BUCKET"), ("s3://", "is not a bucket name"), ("s3://Photos", "is not a bucket name"),
+            ("s3://ab", "is not a bucket name"), ("s3://-ab", "is not a bucket name"), ("s3://bkt/a//b", "empty, '.' or '..' segment"),
+            ("s3://bkt/a/../b", "empty, '.' or '..' segment"), ("s3://bkt/a\u{1}", "control character"),
+        ] {
+            #expect {
+                _ = try S3Location(parsing: text)
+            } throws: { error in
+                "\(error)".contains("'\(text)' is not an S3 location") && "\(error)".contains(reason)
+            }
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import BlobStore
+import BlobSystem
+import Foundation
+import S3BlobStore
+import Testing
+
+/// The read cache in front of a store that reads conditionally (``ReadCacheFakeStore``): hits are
+/// validated with the object store and served from the entry's file, changes made elsewhere are
+/// seen at once, changes made through it drop entries, damage falls back to the object store.
+@Suite struct ReadCacheTests {
+    struct Setup {
+        let folder = ReadCacheFolder()
+        let backend: ReadCacheFakeStore
+        let cache: S3ReadCache
+        let store: S3CachedStore
+        let clock = ReadCacheClock()
+        let log = ReadCacheLog()
+
+        init(capacity: Int64 = 1 << 20, maximumEntry: Int64 = 1 << 20, staleness: Double = 0) throws {
+            backend = try ReadCacheFakeStore()
+            cache = try S3ReadCache(S3ReadCacheConfiguration(
+                folder: folder.path, capacityBytes: capacity, maximumEntryBytes: maximumEntry, stalenessSeconds: staleness,
+                log: log.sink, now: clock.read))
+            store = S3CachedStore(backend, cache: cache)
+        }
+
+        /// Another writer: straight to the object store.
+        @discardableResult
+        func write(_ identifier: String, _ text: String) async throws -> BlobMetadata {
+            try await backend.memory.put(Data(text.utf8), identifier: identifier, options: PutOptions())
+        }
+
+        func read(_ identifier: String) throws -> (text: String, fromFile: Bool) {
+            let blob = try store.open(identifier)
+            defer { blob.close() }
+            let fromFile = blob.fileBody != nil
+            return (String(decoding: try blob.read(0..<blob.metadata.size), as: UTF8.self), fromFile)
+        }
+
+        func entryFiles() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: folder.path + "/entries").sorted()
+        }
+    }
+
+    @Test func aHitIsValidatedWithA304AndServedFromTheEntryFile() async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        let stored = try await setup.write("a/b", "hello cache")
+        let first = try setup.read("a/b")
+        #expect(first.text == "hello cache" && first.fromFile)
+        #expect(setup.backend.fetched == 1 && setup.backend.notModified == 0)
+        for _ in 0..<3 {
+            let again = try setup.store.open("a/b")
+            #expect(again.metadata == stored, "the entry serves the version's own metadata")
+            #expect(again.fileBody != nil)
+            #expect(String(decoding: try again.read(0..<again.metadata.size), as: UTF8.self) == "hello cache")
+            again.close()
+        }
+        #expect(setup.backend.fetched == 1, "no hit downloaded the content again")
+        #expect(setup.backend.notModified == 3, "every hit asked the object store (staleness 0)")
+        #expect(setup.cache.counters.hits == 3 && setup.cache.counters.fills == 1)
+        #expect(try setup.entryFiles().count == 1)
+    }
+
+    @Test func aChangeByAnotherWriterIsSeenByTheNextRead() async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        try await setup.write("k", "version one")
+        #expect(try setup.read("k").text == "version one")
+        try await setup.write("k", "version two, longer")
+        #expect(try setup.read("k").text == "version two, longer")
+        #expect(setup.backend.fetched == 2 && setup.backend.notModified == 0)
+        #expect(try setup.read("k").text == "version two, longer")
+        #expect(setup.backend.notModified == 1)
+        #expect(try setup.entryFiles().count == 1, "the new version replaced the entry")
+
+        _ = try await setup.backend.memory.remove("k", condition: .none)
+        #expect(throws: BlobStoreError.notFound(store: "photos", identifier: "k")) { try setup.read("k") }
+        #expect(try setup.cache.occupancy.entries == 0 && setup.entryFiles().isEmpty, "a blob gone from the object store drops its entry")
+    }
+
+    @Test func putsRemovesAndRemoveAllThroughTheCacheDropEntries() async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        for name in ["p", "q", "r"] {
+            try await setup.write(name, "old \(name)")
+            _ = try setup.read(name)
+        }
+        #expect(setup.cache.occupancy.entries == 3)
+
+        let upload = try setup.store.startUpload(identifier: "p", options: PutOptions())
+        try Array("new p".utf8).withUnsafeBytes { try upload.append($0) }
+        let committed = Locked<Result<BlobMetadata, any Error>?>(nil)
+        upload.commit { result in committed.withLock { $0 = result } }
+        _ = try #require(committed.withLock { $0 }).get()
+        #expect(setup.cache.occupancy.entries == 2, "the put dropped its entry before it was acknowledged")
+        #expect(try setup.read("p").text == "new p")
+
+        #expect(try await setup.store.remove("q", condition: .none))
+        #expect(setup.cache.occupancy.entries == 2)
+        #expect(throws: BlobStoreError.self) { try setup.read("q") }
+
+        try await setup.store.removeAll()
+        #expect(try setup.cache.occupancy.entries == 0 && setup.entryFiles().isEmpty)
+    }
+
+    @Test func withinTheStalenessBoundAnEntryIsServedWithoutAsking() async throws {
+        let setup = try Setup(staleness: 10)
+        defer { setup.folder.remove() }
+        try await setup.write("s", "first")
+        #expect(try setup.read("s").text == "first")
+        // A change made elsewhere and not reported is not seen until the bound has passed: the
+        // documented trade-off.
+        setup.backend.setUnreported(true)
+        try await setup.write("s", "second")
+        setup.backend.setUnreported(false)
+        setup.clock.advance(seconds: 9)
+        #expect(try setup.read("s").text == "first")
+        #expect(setup.backend.fetched == 1 && setup.backend.notModified == 0)
+        #expect(setup.cache.counters.servedWithoutValidation == 1)
+        setup.clock.advance(seconds: 2)
+        #expect(try setup.read("s").text == "second")
+        #expect(setup.backend.fetched == 2)
+        // A change the store's observers hear of (a fleet member's, reported) is seen at once.
+        try await setup.write("s", "third")
+        #expect(try setup.read("s").text == "third", "the backend's change event made the entry due for validation")
+    }
+
+    @Test func entriesBeyondTheCapacityAreEvictedLeastRecentlyUsedFirst() async throws {
+        // Each entry is a header (~80 bytes) plus 1,000 content bytes: three fit in 3,500.
+        let setup = try Setup(capacity: 3_500)
+        defer { setup.folder.remove() }
+        for name in ["a", "b", "c", "d"] {
+            try await setup.write(name, String(repeating: name, count: 1000))
+            _ = try setup.read(name)
+        }
+        #expect(setup.cache.occupancy.entries == 3 && setup.cache.occupancy.bytes <= 3_500)
+        #expect(setup.cache.counters.evictions == 1, "the oldest, a, went")
+        _ = try setup.read("b")  // used again since the clock's hand passed it
+        try await setup.write("e", String(repeating: "e", count: 1000))
+        _ = try setup.read("e")
+        #expect(setup.cache.counters.evictions == 2)
+        #expect(try setup.entryFiles().count == 3, "evicted entries' files are deleted")
+        let fetchedBefore = setup.backend.fetched
+        for name in ["b", "d", "e"] { _ = try setup.read(name) }
+        #expect(setup.backend.fetched == fetchedBefore, "b, used again, stayed; c went instead")
+        _ = try setup.read("c")
+        #expect(setup.backend.fetched == fetchedBefore + 1)
+    }
+
+    @Test func aBlobLargerThanTheEntryLimitIsReadFromTheObjectStore() async throws {
+        let setup = try Setup(maximumEntry: 2_000)
+        defer { setup.folder.remove() }
+        try await setup.write("big", String(repeating: "x", count: 5_000))
+        let read = try setup.read("big")
+        #expect(read.text.count == 5_000 && !read.fromFile)
+        #expect(setup.cache.occupancy.entries == 0 && setup.backend.opened == 1)
+    }
+
+    @Test func contentThatDoesNotMatchItsETagIsNeverCachedOrServed() async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        try await setup.write("d", "some content to damage")
+        setup.backend.damageNextFetch()
+        let read = try setup.read("d")
+        #expect(read.text == "some content to damage", "served from the object store's own read")
+        #expect(try setup.cache.occupancy.entries == 0 && setup.entryFiles().isEmpty)
+        #expect(setup.cache.counters.fallbacks == 1 && setup.backend.opened == 1)
+        #expect(setup.log.all.contains { $0.contains("blob 'd' in store 'photos'") && $0.contains("not its ETag") }, "\(setup.log.all)")
+    }
+
+    @Test func aDamagedEntryFileFallsBackToTheObjectStoreWithALogLine() async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        try await setup.write("e", "precious bytes")
+        _ = try setup.read("e")
+        let file = setup.folder.path + "/entries/" + (try setup.entryFiles()[0])
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        bytes[bytes.count - 1] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: file))
+
+        let read = try setup.read("e")
+        #expect(read.text == "precious bytes")
+        #expect(setup.cache.counters.fallbacks == 1)
+        #expect(setup.log.all.contains { $0.contains(file) && $0.contains("unusable") }, "\(setup.log.all)")
+        #expect(try setup.read("e").text == "precious bytes")
+        #expect(setup.cache.occupancy.entries == 1, "refilled")
+    }
+
+    @Test func anUnreachableObjectStoreIsAnErrorNeverAStaleEntry() async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        try await setup.write("u", "cached")
+        _ = try setup.read("u")
+        setup.backend.setUnavailable(true)
+        #expect {
+            try setup.read("u")
+        } throws: { error in
+            guard case BlobStoreError.backendUnavailable = error else { return false }
+            return true
+        }
+        setup.backend.setUnavailable(false)
+        #expect(try setup.read("u").text == "cached")
+        #expect(setup.backend.notModified == 1, "the entry survived the outage")
+    }
+
+    @Test func aCacheFolderIsEmptiedAtStartAndNotShared() async throws {
+        let folder = ReadCacheFolder()
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(atPath: folder.path + "/entries", withIntermediateDirectories: true)
+        try Data("left over".utf8).write(to: URL(fileURLWithPath: folder.path + "/entries/7"))
+        let cache = try S3ReadCache(S3ReadCacheConfiguration(folder: folder.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path + "/entries").isEmpty)
+        #expect {
+            _ = try S3ReadCache(S3ReadCacheConfiguration(folder: folder.path))
+        } throws: { error in
+            "\(error)".contains(folder.path) && "\(error)".contains("another process")
+        }
+        withExtendedLifetime(cache) {}
+    }
+
+    @Test func theClockGivesARecentlyUsedEntryASecondChance() {
+        var index = S3ReadCacheIndex()
+        let keys = (0..<4).map { S3CacheKey(store: "s", identifier: "\($0)") }
+        for (number, key) in keys.enumerated() {
+            _ = index.insert(key, S3CacheEntry(fileName: "\(number)", bytes: 10, objectETag: "e", validatedAt: 1))
+        }
+        #expect(index.evict(toFit: 40).isEmpty)
+        // Every entry was just inserted (referenced): the hand clears them all, then takes the first.
+        #expect(index.evict(toFit: 30) == ["0"])
+        _ = index.use(keys[1])
+        #expect(index.evict(toFit: 20) == ["2"], "1 was used again since the hand passed it")
+        #expect(index.totalBytes == 20 && index.count == 2)
+        #expect(index.remove(keys[3]) == "3" && index.removeAll(store: "s") == ["1"] && index.count == 0)
+    }
+}
