@@ -55,7 +55,7 @@ let package = Package(
         // What the test targets share (not a product): temp folders, the built tools as processes, the
         // daemon harness, crash and damage helpers, the article call model, and the store kinds the
         // behaviour suite runs against.
-        .target(name: "BlobTestSupport", dependencies: ["BlobStore", "BlobSystem", "BlobClient"], path: "Tests/BlobTestSupport"),
+        .target(name: "BlobTestSupport", dependencies: ["BlobStore", "BlobSystem", "BlobClient", "S3BlobStore"], path: "Tests/BlobTestSupport"),
         // The behaviour suite, written once, run against every backend (StoreKind).
         .testTarget(name: "BlobBehaviourTests", dependencies: ["BlobStore", "BlobClient", "BlobTestSupport"]),
         .testTarget(name: "BlobSystemTests", dependencies: ["BlobSystem"]),
@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "BlobClientTests", dependencies: ["BlobClient", "BlobProtocol", "BlobStore", "BlobSystem", "BlobTestSupport"]),
         .testTarget(name: "BlobCLITests", dependencies: ["BlobCLI", "BlobStore", "BlobTestSupport"]),
         .testTarget(
-            name: "S3BlobStoreTests", dependencies: ["S3BlobStore", "BlobStore", "BlobSystem", "HTTP1"],
+            name: "S3BlobStoreTests", dependencies: ["S3BlobStore", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport"],
             resources: [.copy("SigningFixtures")]
         ),
         .testTarget(name: "BlobServerTests", dependencies: ["BlobServer", "BlobStore", "BlobSystem", "HTTP1", "BlobTestSupport", "S3BlobStore"]),

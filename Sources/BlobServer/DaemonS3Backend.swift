@@ -28,13 +28,17 @@ enum DaemonS3Backend {
         } else {
             log(.info, "read cache off: every read goes to S3")
         }
-        return S3StoreCatalog(markers: setup.markers, cache: cache) { name in
-            // (Through `Any`: the store's ServedBackend conformance is the S3BlobStore module's.)
-            let store: Any = setup.store(name)
-            guard let served = store as? any ServedBackend & S3ConditionalReading else {
-                throw BlobStoreError.backendUnavailable(store: name, backend: setup.backendName, reason: "this build cannot serve S3 stores")
-            }
-            return served
+        return catalog(setup, cache: cache)
+    }
+
+    /// The catalog of `setup`'s stores, read through `cache`.
+    static func catalog(_ setup: S3BackendSetup, cache: S3ReadCache?, spoolFolder: URL? = nil) -> S3StoreCatalog {
+        S3StoreCatalog(markers: setup.markers, cache: cache) { name in
+            // The store itself once it is a ServedBackend (the S3BlobStore module's conformance;
+            // checked through `Any` so this compiles with or without it), else the bridge.
+            let store = setup.store(name, spoolFolder: spoolFolder)
+            let any: Any = store
+            return any as? any ServedBackend & S3ConditionalReading ?? S3ServedStore(store)
         }
     }
 }

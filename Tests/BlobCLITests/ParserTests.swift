@@ -128,7 +128,7 @@ struct ParserTests {
         for line in [[], ["help"], ["--help"], ["-h"], ["help", "help"]] {
             let run = await runInProcess(line)
             #expect(run.status == 0)
-            #expect(run.outputText.contains("USAGE: blob [--root DIR | --socket PATH] [--json] COMMAND"))
+            #expect(run.outputText.contains("USAGE: blob [--root DIR | --socket PATH | --backend s3://BUCKET[/PREFIX]] [--json] COMMAND"))
             for name in Self.commandNames { #expect(run.outputText.contains("\n  \(name) ")) }
             for code in ExitCode.allCases { #expect(run.outputText.contains("\n  \(code.rawValue) ")) }
         }

@@ -1,6 +1,7 @@
 import BlobClient
 import BlobStore
 import Foundation
+import S3BlobStore
 import Testing
 
 /// Every backend the behaviour suite runs against.
@@ -19,6 +20,10 @@ package enum StoreKind: CaseIterable, Sendable, CustomStringConvertible {
     /// A `RemoteBlobStore` of a `blobd` the tests started on a temporary root and socket (relaxed
     /// durability: durability has its own tests); a fresh store of that daemon per test.
     case remote
+    /// An `S3BlobStore` on the Ceph gateway `.ci/ceph up` brought up (its env file sourced:
+    /// `AWS_ENDPOINT_URL`, the keys, `BLOB_S3_BUCKET`), under a fresh key prefix per test. Without
+    /// that env the test prints why and passes without running (``S3Gateway/skipReason``).
+    case s3
 
     /// The kind as test names show it.
     package var description: String {
@@ -27,16 +32,28 @@ package enum StoreKind: CaseIterable, Sendable, CustomStringConvertible {
         case .file: return "file"
         case .fileQueuedReads: return "file, queued reads"
         case .remote: return "remote (blobd)"
+        case .s3: return "s3 (gateway)"
         }
     }
 
     /// Whether this backend serves `identifier` one by one. Over HTTP an identifier may not have an
     /// empty, `.` or `..` segment (docs/PROTOCOL.md, "Identifiers": URL parsers would rewrite the
-    /// path); the embedded stores take any valid identifier.
+    /// path); an S3 store's identifiers are at most what fits in a 1,024-byte key after its prefix
+    /// (docs/SCALE-OUT.md, "Object format"); the embedded stores take any valid identifier.
     package func serves(_ identifier: String) -> Bool {
-        guard self == .remote else { return true }
-        return !identifier.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
+        switch self {
+        case .remote:
+            return !identifier.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
+        case .s3:
+            return identifier.utf8.count <= S3Gateway.maximumIdentifierByteCount
+        case .memory, .file, .fileQueuedReads:
+            return true
+        }
     }
+
+    /// Whether this backend lists by modification date. An S3 store lists by identifier only and
+    /// refuses `.modified` with `invalidQuery` (docs/SCALE-OUT.md, "Listing").
+    package var sortsByModified: Bool { self != .s3 }
 
     /// Whether `actual` is the metadata `expected` as this backend reports it with a stream's or a
     /// download's content: a remote store takes those from the response headers, whose `modified`
@@ -56,8 +73,14 @@ package enum StoreKind: CaseIterable, Sendable, CustomStringConvertible {
     /// Every kind but `excluded`, for a behaviour `excluded` does not have by design; `reason` says
     /// where that is documented (it is there to be read at the test, not printed).
     package static func allCases(except excluded: StoreKind, because reason: String) -> [StoreKind] {
-        precondition(!reason.isEmpty, "say why \(excluded) is not tested")
-        return allCases.filter { $0 != excluded }
+        allCases(except: [excluded], because: reason)
+    }
+
+    /// Every kind but those `excluded`, for a behaviour they do not have by design; `reason` says
+    /// where that is documented.
+    package static func allCases(except excluded: [StoreKind], because reason: String) -> [StoreKind] {
+        precondition(!reason.isEmpty, "say why \(excluded) are not tested")
+        return allCases.filter { !excluded.contains($0) }
     }
 }
 
@@ -84,6 +107,12 @@ package func withStore(_ kind: StoreKind, _ body: (any BlobStoring) async throws
         let client = BlobClient(socketPath: try daemon.socketPath())
         defer { client.closeIdleConnections() }
         try await body(try client.store(daemon.freshStoreName()))
+    case .s3:
+        guard let store = try S3Gateway.freshStore() else {
+            print(S3Gateway.skipReason)
+            return
+        }
+        try await body(store)
     }
 }
 

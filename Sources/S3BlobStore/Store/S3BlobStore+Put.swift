@@ -12,9 +12,9 @@ extension S3BlobStore {
         let spool = S3ContentSpool(store: name, identifier: id, folder: spoolFolder)
         if spool.appendsInMemory(data.count) {
             try spool.append(data)
-            return try await TransportQueue.run { try self.commit(spool, identifier: id, key: key, options: options) }
+            return try await S3Blocking.run { try self.commit(spool, identifier: id, key: key, options: options) }
         }
-        return try await TransportQueue.run {
+        return try await S3Blocking.run {
             try spool.append(data)
             return try self.commit(spool, identifier: id, key: key, options: options)
         }
@@ -31,17 +31,17 @@ extension S3BlobStore {
             if spool.appendsInMemory(chunk.count) {
                 try spool.append(chunk)
             } else {
-                try await TransportQueue.run { try spool.append(chunk) }
+                try await S3Blocking.run { try spool.append(chunk) }
             }
         }
-        return try await TransportQueue.run { try self.commit(spool, identifier: id, key: key, options: options) }
+        return try await S3Blocking.run { try self.commit(spool, identifier: id, key: key, options: options) }
     }
 
     /// Stores the file's content, read on a transport thread into the spool, then one conditional PUT.
     public func put(contentsOf fileURL: URL, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         let key = try key(for: id)
-        return try await TransportQueue.run {
+        return try await S3Blocking.run {
             let spool = S3ContentSpool(store: self.name, identifier: id, folder: self.spoolFolder)
             let path = fileURL.path
             let source: FileDescriptor
@@ -82,6 +82,7 @@ extension S3BlobStore {
             case object(S3FoundObject)
         }
         var observed = Observed.unknown
+        var lastRefusal: S3ClientError?
         if case .ifMatch = options.condition, !hintMatches(identifier, options.condition) {
             observed = try headObject(key: key, identifier: identifier).map(Observed.object) ?? .absent
         }
@@ -123,13 +124,16 @@ extension S3BlobStore {
             let metadata = BlobMetadata(
                 identifier: identifier, size: content.size, contentType: content.contentType, etag: content.etag, created: created,
                 modified: now, userMetadata: options.userMetadata, image: content.image, expires: expiry(options.expiry, from: now))
-            if let objectETag = try putObject(key: key, content: content, metadata: metadata, condition: condition) {
+            switch try putObject(key: key, content: content, metadata: metadata, condition: condition) {
+            case .stored(let objectETag):
                 remember(identifier, object: objectETag, metadata)
                 state.withLock { state in
                     state.ownWrites[S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)] = ()
                     state.publish(.put(metadata), store: name, date: now)
                 }
                 return metadata
+            case .conditionFailed(let error):
+                lastRefusal = error
             }
             // 412: someone else's version is there (or none is); look, and decide again.
             observed = try headObject(key: key, identifier: identifier).map(Observed.object) ?? .absent
@@ -137,7 +141,8 @@ extension S3BlobStore {
         throw BlobStoreError.backendUnavailable(
             store: name, backend: backendDescription,
             reason: "PutObject \(objectURI(key)): \(Self.maximumPutAttempts) conditional PUTs in a row lost the race with other writers "
-                + "of this key (each found a newer version than the one it read); nothing was stored by this put")
+                + "of this key (each found a newer version than the one it read); nothing was stored by this put; the last answer: "
+                + (lastRefusal?.description ?? "none"))
     }
 
     /// Whether the hint lets an `.ifMatch` put skip its HEAD: it names the expected ETag and has not expired.
@@ -159,9 +164,8 @@ extension S3BlobStore {
 
     // MARK: - The PUT
 
-    /// One conditional PUT of the content with its metadata header: S3's ETag of the new object,
-    /// or `nil` when S3 answered `412` (the condition did not hold; nothing was stored).
-    func putObject(key: String, content: S3PreparedContent, metadata: BlobMetadata, condition: S3WriteCondition) throws -> String? {
+    /// One conditional PUT of the content with its metadata header.
+    func putObject(key: String, content: S3PreparedContent, metadata: BlobMetadata, condition: S3WriteCondition) throws -> S3PutOutcome {
         let encoded = S3MetadataHeader.encode(metadata)
         guard encoded.utf8.count <= S3MetadataHeader.maximumEncodedByteCount else {
             throw BlobStoreError.tooLarge(
@@ -180,15 +184,15 @@ extension S3BlobStore {
     /// Sends content spooled to a file (over 8 MiB). Today one PUT of up to 5 GiB, the body sent
     /// from the file with `sendfile`; the seam where a multipart upload (`S3MultipartUpload`) takes
     /// over for unconditional puts above a threshold (a multipart completion cannot be conditional
-    /// on this gateway). S3's ETag of the new object, or `nil` on `412`.
-    func sendLargeSpooledFile(key: String, file: FileDescriptor, length: Int64, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> String? {
+    /// on this gateway).
+    func sendLargeSpooledFile(key: String, file: FileDescriptor, length: Int64, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> S3PutOutcome {
         try sendPut(key: key, body: .fileRegion(file, offset: 0, length: length), headers: headers, condition: condition)
     }
 
     /// One PutObject with `UNSIGNED-PAYLOAD`, never replayed by the transport (a replay of a
     /// conditional PUT could answer `412` to its own first attempt). Large bodies wait for
     /// `100 Continue`, so a `412` costs no upload.
-    private func sendPut(key: String, body: TransportBody, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> String? {
+    private func sendPut(key: String, body: TransportBody, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> S3PutOutcome {
         let context = client.bucket.context("PutObject", key: key)
         let request: S3Request
         do {
@@ -202,9 +206,13 @@ extension S3BlobStore {
             guard let etag = response.headers.first(name: "etag").map({ S3XMLValues.unquotedETag($0.trimmingCharacters(in: .whitespaces)) }),
                 !etag.isEmpty
             else { throw unavailable(context, reason: "PutObject answered without an ETag") }
-            return etag
+            return .stored(objectETag: etag)
         } catch let error as S3ClientError {
-            if error.status == 412 { return nil }
+            // 412: the condition did not hold. A conditional PUT that lost a race inside the Ceph
+            // gateway (RADOS answered ECANCELED) comes back as `500 UnknownError`; nothing was
+            // stored, so it is looked at again like a 412 (the retry is conditional too, so a
+            // write is never applied twice).
+            if error.status == 412 || error.status == 500 && error.code == "UnknownError" { return .conditionFailed(error) }
             throw unavailable(error)
         }
     }
@@ -219,4 +227,13 @@ extension Duration {
         let (sum, overflow2) = product.addingReportingOverflow(attoseconds / 1_000_000_000)
         return overflow2 ? (product < 0 ? .min : .max) : sum
     }
+}
+
+/// What one conditional PUT did.
+enum S3PutOutcome: Sendable {
+    /// The object was stored; S3's ETag of it, unquoted.
+    case stored(objectETag: String)
+    /// The condition did not hold (`412`), or the gateway could not confirm it against a
+    /// concurrent writer (Ceph's `500 UnknownError`); nothing was stored.
+    case conditionFailed(S3ClientError)
 }

@@ -1,11 +1,11 @@
 internal import BlobSystem
 import Dispatch
 
-/// Runs blocking S3 requests a few at a time on ``TransportQueue`` threads, for the operations that
+/// Runs blocking S3 requests a few at a time on threads of their own (``S3Blocking``), for the operations that
 /// touch many keys (a listing's HEADs, remove-all's DELETEs, verify's GETs).
 enum S3Parallel {
     /// `body` of every item, at most `width` at once, results in the items' order. The calling
-    /// thread waits (it is a transport or blocking-work thread, never the cooperative pool). After
+    /// thread waits (a blocking-work thread, never the cooperative pool). After
     /// the first error no new item starts, and that error is thrown.
     static func map<Item: Sendable, Result: Sendable>(
         _ items: [Item], width: Int, _ body: @escaping @Sendable (Item) throws -> Result
@@ -14,7 +14,7 @@ enum S3Parallel {
         let shared = Locked(S3ParallelProgress<Result>(results: Array(repeating: nil, count: items.count)))
         let group = DispatchGroup()
         for _ in 0..<min(width, items.count) {
-            TransportQueue.queue.async(group: group) {
+            S3Blocking.start(in: group) {
                 while true {
                     let index = shared.withLock { state -> Int? in
                         guard state.failure == nil, state.next < items.count else { return nil }

@@ -1,0 +1,22 @@
+import Dispatch
+
+/// Threads for the store's blocking S3 requests, so `async` callers never block the cooperative pool.
+///
+/// Each call gets a serial queue of its own: on Linux a concurrent queue (such as
+/// ``TransportQueue/queue``) runs on at most as many threads as there are CPUs, so two requests
+/// waiting on the network (or a list waiting on its own HEADs) would hold every one of them and
+/// stall the rest. Serial queues are served by threads made as they are needed; the number of
+/// requests in flight is bounded by the transport's connection limit instead.
+enum S3Blocking {
+    /// Runs `body` on a thread of its own and resumes the caller with its result.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue(label: "S3BlobStore.request").async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Runs `body` on a thread of its own, in `group`.
+    static func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+        DispatchQueue(label: "S3BlobStore.parallel").async(group: group, execute: body)
+    }
+}

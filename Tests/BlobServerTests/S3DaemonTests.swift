@@ -1,0 +1,220 @@
+@testable import BlobServer
+import BlobStore
+import BlobSystem
+import BlobTestSupport
+import Foundation
+import S3BlobStore
+import Testing
+
+/// blobd on S3 (`--backend s3://BUCKET/PREFIX`) against the gateway `.ci/ceph up` brings up: the
+/// blob API through its socket, `blob --backend s3://…` on the same stores, the read cache's hits
+/// and currency, and a gateway that goes down and comes back. Skipped, saying why, without the
+/// gateway's env (`DIR/env`: AWS_ENDPOINT_URL, the keys, BLOB_S3_BUCKET).
+@Suite struct S3DaemonTests {
+    static let bucket: String? = {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["AWS_ENDPOINT_URL"] != nil, environment["AWS_ACCESS_KEY_ID"] != nil else { return nil }
+        return environment["BLOB_S3_BUCKET"]
+    }()
+
+    static let skipReason = "S3DaemonTests: skipped, no gateway (run .ci/ceph up DIR and source DIR/env for AWS_ENDPOINT_URL, the keys and BLOB_S3_BUCKET)"
+
+    /// A location of its own per test, so runs and tests never see each other's stores.
+    static func location(_ bucket: String) -> String { "s3://\(bucket)/daemon-\(UUID().uuidString.prefix(8).lowercased())" }
+
+    /// blobd in this process over the gateway (or `endpoint`), so a test can read its cache's counters.
+    final class InProcessDaemon {
+        let folder = TempFolder()
+        let socketPath: String
+        let setup: S3BackendSetup
+        let cache: S3ReadCache
+        private let listener: FileDescriptor
+        private let server: Server
+
+        init(location: String, endpoint: String? = nil) throws {
+            var variables = ProcessInfo.processInfo.environment
+            if let endpoint { variables["AWS_ENDPOINT_URL"] = endpoint }
+            setup = try S3BackendSetup(
+                location: location, environment: AWSEnvironment(variables: variables, readFile: AWSEnvironment.process.readFile), checkBucket: true)
+            cache = try S3ReadCache(S3ReadCacheConfiguration(folder: folder.path + "/cache"))
+            socketPath = folder.path + "/blobd.sock"
+            listener = try UnixSocket.listen(path: socketPath, permissions: 0o600)
+            server = try Server(
+                listener: listener, catalog: DaemonS3Backend.catalog(setup, cache: cache), maximumBlobSize: 1 << 30, eventLoopCount: 2,
+                heartbeatSeconds: 15, accessLog: nil, allowedGroup: nil, log: Log(level: .error))
+        }
+
+        func client() throws -> RawClient { try RawClient(path: socketPath) }
+
+        deinit {
+            server.stop(graceSeconds: 1)
+            try? listener.close()
+        }
+    }
+
+    private func errorCode(_ response: RawResponse) -> String? {
+        response.json.flatMap { ($0["error"] as? [String: Any])?["code"] as? String }
+    }
+
+    private func errorMessage(_ response: RawResponse) -> String {
+        response.json.flatMap { ($0["error"] as? [String: Any])?["message"] as? String } ?? response.text
+    }
+
+    @Test func blobdOnS3ServesTheBlobAPIThroughItsSocket() throws {
+        guard let bucket = Self.bucket, BlobdBinary.url != nil else { return print(Self.skipReason) }
+        let folder = TempFolder()
+        let location = Self.location(bucket)
+        let daemon = try DaemonProcess(folder: folder, extraArguments: ["--backend", location, "--cache", folder.path + "/cache"])
+        defer { daemon.terminate() }
+        let client = try daemon.connect()
+        #expect(daemon.log.contains("backend \(location)") && daemon.log.contains("read cache \(folder.path)/cache"), "\(daemon.log)")
+
+        #expect(try client.request("GET", "/v1/stores/notes/blobs/a").status == 404)
+        let put = try client.request(
+            "PUT", "/v1/stores/notes/blobs/a%2Fb", headers: ["Content-Type": "text/plain", "Blob-Meta-Colour": "red"], body: Array("hello world".utf8))
+        #expect(put.status == 201, "\(put.text)")
+        let etag = try #require(put.header("ETag"))
+        let get = try client.request("GET", "/v1/stores/notes/blobs/a%2Fb")
+        #expect(get.status == 200 && get.text == "hello world")
+        #expect(get.header("Content-Type") == "text/plain" && get.header("Blob-Meta-colour") == "red" && get.header("ETag") == etag)
+        let head = try client.request("HEAD", "/v1/stores/notes/blobs/a%2Fb")
+        #expect(head.status == 200 && head.header("Content-Length") == "11" && head.header("ETag") == etag)
+        let part = try client.request("GET", "/v1/stores/notes/blobs/a%2Fb", headers: ["Range": "bytes=6-"])
+        #expect(part.status == 206 && part.text == "world" && part.header("Content-Range") == "bytes 6-10/11")
+        #expect(try client.request("GET", "/v1/stores/notes/blobs/a%2Fb", headers: ["If-None-Match": etag]).status == 304)
+        #expect(try client.request("PUT", "/v1/stores/notes/blobs/a%2Fb", headers: ["If-None-Match": "*"], body: [1]).status == 412)
+        // Large enough to be sent from the cache's file with sendfile.
+        let large = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        #expect(try client.request("PUT", "/v1/stores/notes/blobs/large", body: large).status == 201)
+        #expect(try client.request("GET", "/v1/stores/notes/blobs/large").body == large)
+        #expect(try client.request("GET", "/v1/stores/notes/blobs/large").body == large, "again, from the validated entry")
+        #expect(try client.request("PUT", "/v1/stores/notes/blobs/c", body: Array("third".utf8)).status == 201)
+
+        let list = try client.request("GET", "/v1/stores/notes/blobs?limit=2")
+        let items = try #require(list.json?["items"] as? [[String: Any]], "\(list.text)")
+        #expect(items.map { $0["identifier"] as? String } == ["a/b", "c"])
+        #expect(list.json?["nextCursor"] is String)
+        let stores = try #require(try client.request("GET", "/v1/stores").json?["stores"] as? [[String: Any]])
+        #expect(stores.map { $0["name"] as? String } == ["notes"])
+
+        // A refused first put to a new store leaves no store behind.
+        #expect(try client.request("PUT", "/v1/stores/fresh/blobs/x", headers: ["If-Match": etag], body: [1]).status == 412)
+        let after = try #require(try client.request("GET", "/v1/stores").json?["stores"] as? [[String: Any]])
+        #expect(after.map { $0["name"] as? String } == ["notes"])
+
+        #expect(try client.request("DELETE", "/v1/stores/notes/blobs/c").status == 204)
+        #expect(try client.request("DELETE", "/v1/stores/notes/blobs/c").status == 404)
+        #expect(try client.request("GET", "/v1/stores/notes/blobs/c").status == 404)
+        #expect(try client.request("DELETE", "/v1/stores/notes/blobs").status == 204)
+        #expect(try client.request("GET", "/v1/stores/notes/blobs/a%2Fb").status == 404)
+        #expect(try client.request("GET", "/v1/stores/notes/blobs/large").status == 404)
+        #expect(!FileManager.default.fileExists(atPath: daemon.root + "/.lock") && !FileManager.default.fileExists(atPath: daemon.root + "/notes"),
+                "the root holds no store and no lock")
+    }
+
+    @Test func blobAndBlobdReadEachOthersBlobs() throws {
+        guard let bucket = Self.bucket, BlobdBinary.url != nil, let blob = BlobBinary.url?.path else { return print(Self.skipReason) }
+        let folder = TempFolder()
+        let location = Self.location(bucket)
+        let daemon = try DaemonProcess(folder: folder, extraArguments: ["--backend", location, "--cache", folder.path + "/cache"])
+        defer { daemon.terminate() }
+        let client = try daemon.connect()
+
+        let put = try runProgram(blob, ["--backend", location, "put", "shared/from-cli", "-"], input: Data("written by blob".utf8))
+        #expect(put.status == 0, "\(String(decoding: put.error, as: UTF8.self))")
+        #expect(try client.request("GET", "/v1/stores/shared/blobs/from-cli").text == "written by blob")
+
+        #expect(try client.request("PUT", "/v1/stores/shared/blobs/from-daemon", body: Array("written through blobd".utf8)).status == 201)
+        let get = try runProgram(blob, ["--backend", location, "get", "shared/from-daemon"])
+        #expect(get.status == 0 && get.outputText == "written through blobd")
+        let ls = try runProgram(blob, ["--backend", location, "ls", "shared", "--json"])
+        #expect(ls.status == 0 && ls.outputText.contains("from-cli") && ls.outputText.contains("from-daemon"), "\(ls.outputText)")
+        let stat = try runProgram(blob, ["--backend", location, "stat", "shared/from-cli"])
+        #expect(stat.status == 0 && stat.outputText.contains("15 bytes"), "\(stat.outputText)")
+        let stores = try runProgram(blob, ["--backend", location, "stores"])
+        #expect(stores.status == 0 && stores.outputText.contains("shared"))
+
+        // An overwrite and a remove by blob are seen by the daemon's next read (its cache validates).
+        let overwrite = try runProgram(blob, ["--backend", location, "put", "shared/from-daemon", "-"], input: Data("replaced by blob".utf8))
+        #expect(overwrite.status == 0)
+        #expect(try client.request("GET", "/v1/stores/shared/blobs/from-daemon").text == "replaced by blob")
+        #expect(try runProgram(blob, ["--backend", location, "rm", "shared/from-cli"]).status == 0)
+        #expect(try client.request("GET", "/v1/stores/shared/blobs/from-cli").status == 404)
+
+        // docs/CLI.md, "On S3".
+        let missing = try runProgram(blob, ["--backend", location, "get", "nostore/x"])
+        #expect(missing.status == 2 && String(decoding: missing.error, as: UTF8.self).contains("store 'nostore' not found"))
+        for command in [["verify"], ["watch"], ["store", "show", "shared"]] {
+            #expect(try runProgram(blob, ["--backend", location] + command).status == 64, "\(command)")
+        }
+        #expect(try runProgram(blob, ["--backend", location, "--root", folder.path, "ls", "shared"]).status == 64)
+        #expect(try runProgram(blob, ["--socket", daemon.socketPath, "--backend", location, "ls", "shared"]).status == 64)
+        let unreachable = try runProgram(blob, ["--backend", location, "ls", "shared"], environment: ["AWS_ENDPOINT_URL": "http://127.0.0.1:1"])
+        let message = String(decoding: unreachable.error, as: UTF8.self)
+        #expect(unreachable.status == 69 && message.contains("store 'shared' cannot use its backend \(location) at http://127.0.0.1:1"), "\(message)")
+        _ = try runProgram(blob, ["--backend", location, "rm", "shared/from-daemon"])
+    }
+
+    @Test func theCacheServesHitsWithoutDownloadingAndNeverAStaleVersion() async throws {
+        guard let bucket = Self.bucket else { return print(Self.skipReason) }
+        let daemon = try InProcessDaemon(location: Self.location(bucket))
+        let client = try daemon.client()
+        let first = (0..<4096).map { UInt8(truncatingIfNeeded: $0) }
+        #expect(try client.request("PUT", "/v1/stores/p/blobs/a", body: first).status == 201)
+        for _ in 0..<3 { #expect(try client.request("GET", "/v1/stores/p/blobs/a").body == first) }
+        var counters = daemon.cache.counters
+        #expect(counters.fetched == 1 && counters.notModified == 2 && counters.hits == 2 && counters.fills == 1, "\(counters)")
+
+        // Another writer (its own S3 client, not this daemon) replaces the blob: the next read has it.
+        let elsewhere = daemon.setup.store("p")
+        let second = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        _ = try await elsewhere.put(second, identifier: "a", options: PutOptions())
+        #expect(try client.request("GET", "/v1/stores/p/blobs/a").body == Array(second))
+        counters = daemon.cache.counters
+        #expect(counters.fetched == 2 && counters.notModified == 2, "\(counters)")
+        #expect(try client.request("GET", "/v1/stores/p/blobs/a").body == Array(second))
+        #expect(daemon.cache.counters.notModified == 3)
+
+        // And removes it: the next read is a 404, and the entry is gone.
+        #expect(try await elsewhere.remove("a", condition: .none))
+        #expect(try client.request("GET", "/v1/stores/p/blobs/a").status == 404)
+        #expect(daemon.cache.occupancy.entries == 0)
+    }
+
+    /// PROTOCOL.md's `backend_unavailable` row: an object store that cannot be reached is `503
+    /// backend_unavailable` naming the bucket and endpoint; other requests are served meanwhile, and
+    /// the daemon serves the store again once the object store is back, without a restart.
+    @Test func aGatewayThatIsDownIs503BackendUnavailableAndTheDaemonRecovers() throws {
+        guard let bucket = Self.bucket, let upstream = ProcessInfo.processInfo.environment["AWS_ENDPOINT_URL"] else { return print(Self.skipReason) }
+        let proxy = try S3FaultProxy(upstream: upstream)
+        defer { proxy.stop() }
+        let location = Self.location(bucket)
+        let daemon = try InProcessDaemon(location: location, endpoint: proxy.endpoint)
+        let client = try daemon.client()
+        #expect(try client.request("PUT", "/v1/stores/f/blobs/a", body: Array("before".utf8)).status == 201)
+        #expect(try client.request("GET", "/v1/stores/f/blobs/a").text == "before")
+
+        proxy.down()
+        for (method, target, body) in [("GET", "/v1/stores/f/blobs/a", nil), ("PUT", "/v1/stores/f/blobs/b", Array("during".utf8)), ("GET", "/v1/stores/f/blobs", nil)] as [(String, String, [UInt8]?)] {
+            let response = try client.request(method, target, body: body)
+            #expect(response.status == 503 && errorCode(response) == "backend_unavailable", "\(method) \(target): \(response.status) \(response.text)")
+            #expect(errorMessage(response).contains("store 'f' cannot use its backend \(location) at \(proxy.endpoint)"), "\(errorMessage(response))")
+        }
+        #expect(try client.request("GET", "/v1/health").status == 200, "other requests are served meanwhile")
+
+        proxy.up()
+        #expect(try client.request("GET", "/v1/stores/f/blobs/a").text == "before")
+        #expect(try client.request("PUT", "/v1/stores/f/blobs/b", body: Array("after".utf8)).status == 201)
+        #expect(try client.request("GET", "/v1/stores/f/blobs/b").text == "after")
+        #expect(try client.request("DELETE", "/v1/stores/f/blobs").status == 204)
+    }
+
+    @Test func blobdStopsAtStartNamingAMissingBucket() throws {
+        guard Self.bucket != nil, BlobdBinary.url != nil else { return print(Self.skipReason) }
+        let folder = TempFolder()
+        let daemon = try DaemonProcess(folder: folder, extraArguments: ["--backend", "s3://no-such-bucket-\(UUID().uuidString.prefix(8).lowercased())"], waitForSocket: false)
+        #expect(daemon.waitForExit(seconds: 15) == 1)
+        #expect(daemon.log.contains("does not exist at") && daemon.log.contains("NoSuchBucket"), "\(daemon.log)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "no socket was created")
+    }
+}
