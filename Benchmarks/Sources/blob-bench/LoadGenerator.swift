@@ -82,6 +82,12 @@ final class LoadGenerator: @unchecked Sendable {
         descriptors = opened
     }
 
+    /// Takes over `descriptors`, already connected (the S3 scenarios' TCP connections to the gateway).
+    init(descriptors: [Int32], mode: Mode = .configured) {
+        self.mode = mode
+        self.descriptors = descriptors
+    }
+
     deinit { for fd in descriptors { Glibc.close(fd) } }
 
     /// Sends every request of `plan` over the connections and waits for every response.

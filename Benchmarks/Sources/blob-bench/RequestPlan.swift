@@ -67,6 +67,25 @@ final class RequestPlan: @unchecked Sendable {
         self.requests = requests
     }
 
+    /// Requests whose heads are serialised already (the S3 scenarios' signed requests to the gateway);
+    /// a request with `hasBody` sends `workload`'s content after its head.
+    init(serialised: [(head: [UInt8], hasBody: Bool, expectedBodyLength: Int)], workload: Workload) {
+        self.workload = workload
+        let total = serialised.reduce(0) { $0 + $1.head.count }
+        let heads = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 64)
+        var offset = 0
+        var requests: [Request] = []
+        requests.reserveCapacity(serialised.count)
+        for request in serialised {
+            request.head.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: heads[offset...]).copyMemory(from: $0) }
+            requests.append(
+                Request(headOffset: offset, headLength: request.head.count, hasBody: request.hasBody, expectedBodyLength: request.expectedBodyLength))
+            offset += request.head.count
+        }
+        self.heads = heads
+        self.requests = requests
+    }
+
     deinit { heads.deallocate() }
 
     /// The request path of `identifier`, percent-encoded as docs/PROTOCOL.md asks.

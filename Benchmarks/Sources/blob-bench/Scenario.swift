@@ -25,6 +25,11 @@ enum Catalogue {
         DaemonPutScenario(),
         DaemonMixedScenario(),
         MemoryScenario(),
+        // Issue 19: blobd on S3 against the Ceph gateway directly (each brings up its own cluster).
+        S3PutScenario(bytes: 4 << 10, connections: 16),
+        S3PutScenario(bytes: 4 << 20, connections: 4),
+        S3GetColdScenario(),
+        S3GetHitScenario(),
         // Last: freeing its million files takes minutes and slows file creation for minutes after.
         ScaleScenario(),
     ]
