@@ -59,7 +59,7 @@ extension S3BlobStore {
     /// HEAD. Sorting by `.modified` is refused with ``BlobStoreError/invalidQuery(store:reason:)``:
     /// S3 lists keys in byte order only (docs/SCALE-OUT.md).
     public func list(_ query: ListQuery) async throws -> ListPage {
-        try await S3Blocking.run { try self.listPage(query) }
+        try await TransportQueue.run { try self.listPage(query) }
     }
 
     /// ``list(_:)``, blocking.
@@ -111,7 +111,7 @@ extension S3BlobStore {
     /// Count and bytes of the store's objects, from the listings alone (no HEAD): an expired blob
     /// not yet overwritten, or a foreign object under the store's prefix, is counted too.
     public func statistics() async throws -> StoreStatistics {
-        try await S3Blocking.run {
+        try await TransportQueue.run {
             let all = try self.allObjects()
             return StoreStatistics(count: all.count, bytes: all.reduce(0) { $0 + $1.size })
         }
@@ -157,7 +157,7 @@ extension S3BlobStore {
     /// is removed too (docs/SCALE-OUT.md, "Consistency").
     @discardableResult
     public func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
-        try await S3Blocking.run { try self.removeBlob(identifier, condition: condition) }
+        try await TransportQueue.run { try self.removeBlob(identifier, condition: condition) }
     }
 
     /// ``remove(_:condition:)``, blocking.
@@ -188,7 +188,7 @@ extension S3BlobStore {
     /// once: never DeleteObjects, which aborts the Ceph gateway when the bucket has notifications.
     /// Posts ``BlobChange/Kind/removedAll`` even when the store was empty.
     public func removeAll() async throws {
-        try await S3Blocking.run { try self.removeEverything() }
+        try await TransportQueue.run { try self.removeEverything() }
     }
 
     /// ``removeAll()``, blocking.

@@ -61,7 +61,7 @@ extension S3BlobStore: ServedBackend {
     /// does not delete what it cannot fix); it reports the same findings, with an empty
     /// `quarantined` list (docs/SCALE-OUT.md).
     package func verify(repair: Bool) async throws -> VerificationReport {
-        try await S3Blocking.run {
+        try await TransportQueue.run {
             let objects = try self.allObjects()
             enum Verdict: Sendable {
                 case healthy, gone

@@ -15,7 +15,7 @@ import Foundation
 /// - `state` (a `Locked`) owns the hints (the object ETag and `created` this instance last saw per
 ///   identifier, bounded), the record of this instance's own writes and removals (to drop their
 ///   echoes from the fleet's change feed), the change sequence, subscribers and observers.
-/// - Every S3 request is blocking I/O: async calls run it on threads of their own (``S3Blocking``),
+/// - Every S3 request is blocking I/O: async calls run it on threads of their own (``TransportQueue``),
 ///   never on the cooperative pool; the ``ServedBackend`` calls run it on the caller's blocking thread.
 /// - Put content belongs to its put until sent: in memory up to ``memorySpoolLimit``, beyond in an
 ///   unlinked temp file in ``spoolFolder``.
