@@ -86,8 +86,16 @@ extension S3BlobStore {
         }
         var observed = Observed.unknown
         var lastRefusal: S3ClientError?
-        if case .ifMatch = options.condition, !hintMatches(identifier, options.condition) {
-            observed = try headObject(key: key, identifier: identifier).map(Observed.object) ?? .absent
+        // An `.ifMatch` put swaps exactly the version the hint named when it was checked: read once
+        // here, since another put of this instance may replace the hint meanwhile, and a PUT
+        // `If-Match` on that newer version would overwrite it unchecked (a lost update).
+        var matchedHint: S3StoreState.Hint?
+        if case .ifMatch = options.condition {
+            if let hint = hint(identifier), hintMatches(hint, options.condition) {
+                matchedHint = hint
+            } else {
+                observed = try headObject(key: key, identifier: identifier).map(Observed.object) ?? .absent
+            }
         }
         for _ in 0..<Self.maximumPutAttempts {
             let now = now()
@@ -95,7 +103,10 @@ extension S3BlobStore {
             let created: Date
             switch observed {
             case .unknown:
-                if options.condition != .ifNoneMatch, let hint = hint(identifier), hint.expires.map({ $0 > now }) ?? true {
+                if case .ifMatch = options.condition, let hint = matchedHint {
+                    condition = .ifMatch(etag: hint.objectETag)
+                    created = hint.created
+                } else if options.condition == .none, let hint = hint(identifier), hint.expires.map({ $0 > now }) ?? true {
                     condition = .ifMatch(etag: hint.objectETag)
                     created = hint.created
                 } else {
@@ -127,8 +138,8 @@ extension S3BlobStore {
             let metadata = BlobMetadata(
                 identifier: identifier, size: content.size, contentType: content.contentType, etag: content.etag, created: created,
                 modified: now, userMetadata: options.userMetadata, image: content.image, expires: expiry(options.expiry, from: now))
-            switch try putObject(key: key, content: content, metadata: metadata, condition: condition) {
-            case .stored(let objectETag):
+            /// Acknowledges the version stored as `objectETag`: remembered, published once.
+            func stored(_ objectETag: String) -> BlobMetadata {
                 remember(identifier, object: objectETag, metadata)
                 state.withLock { state in
                     let own = S3StoreState.OwnWrite(identifier: Array(identifier.utf8), objectETag: objectETag)
@@ -141,6 +152,10 @@ extension S3BlobStore {
                     state.publish(.put(metadata), store: name, date: now)
                 }
                 return metadata
+            }
+            switch try putObject(key: key, content: content, metadata: metadata, condition: condition) {
+            case .stored(let objectETag):
+                return stored(objectETag)
             case .conditionFailed(let error):
                 lastRefusal = error
             }
@@ -155,8 +170,8 @@ extension S3BlobStore {
     }
 
     /// Whether the hint lets an `.ifMatch` put skip its HEAD: it names the expected ETag and has not expired.
-    private func hintMatches(_ identifier: String, _ condition: WriteCondition) -> Bool {
-        guard case .ifMatch(let expected) = condition, let hint = hint(identifier) else { return false }
+    private func hintMatches(_ hint: S3StoreState.Hint, _ condition: WriteCondition) -> Bool {
+        guard case .ifMatch(let expected) = condition else { return false }
         return hint.etag == expected && (hint.expires.map { $0 > now() } ?? true)
     }
 
