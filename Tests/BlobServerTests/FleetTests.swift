@@ -122,7 +122,9 @@ import Testing
         try body(members)
     }
 
-    @Test func aWriteThroughOneIsReadThroughEveryOtherAtOnce() throws {
+    @Test func aWriteThroughOneIsReadThroughEveryOtherAtOnce() async throws { try await onOwnThread { try Self().aWriteThroughOneIsReadThroughEveryOtherAtOnceBlocking() } }
+
+    func aWriteThroughOneIsReadThroughEveryOtherAtOnceBlocking() throws {
         try Self.withFleet { members throws in
             for round in 0..<3 {
                 let writer = members[round % members.count]
@@ -137,7 +139,9 @@ import Testing
         }
     }
 
-    @Test func sixteenCreateOnlyPutsOfOneIdentifierThroughFourDaemonsHaveOneWinner() throws {
+    @Test func sixteenCreateOnlyPutsOfOneIdentifierThroughFourDaemonsHaveOneWinner() async throws { try await onOwnThread { try Self().sixteenCreateOnlyPutsOfOneIdentifierThroughFourDaemonsHaveOneWinnerBlocking() } }
+
+    func sixteenCreateOnlyPutsOfOneIdentifierThroughFourDaemonsHaveOneWinnerBlocking() throws {
         try Self.withFleet { members throws in
             let sockets = members.map(\.socketPath)
             for round in 0..<3 {
@@ -165,7 +169,9 @@ import Testing
         }
     }
 
-    @Test func aRemoveThroughOneIsSeenByAll() throws {
+    @Test func aRemoveThroughOneIsSeenByAll() async throws { try await onOwnThread { try Self().aRemoveThroughOneIsSeenByAllBlocking() } }
+
+    func aRemoveThroughOneIsSeenByAllBlocking() throws {
         try Self.withFleet { members throws in
             #expect(try members[0].request("PUT", "/v1/stores/shared/blobs/gone", body: Array("x".utf8)).status == 201)
             for member in members { #expect(try member.request("GET", "/v1/stores/shared/blobs/gone").status == 200) }
@@ -177,7 +183,9 @@ import Testing
         }
     }
 
-    @Test func changeEventsReachTheSubscribersOfEveryDaemon() throws {
+    @Test func changeEventsReachTheSubscribersOfEveryDaemon() async throws { try await onOwnThread { try Self().changeEventsReachTheSubscribersOfEveryDaemonBlocking() } }
+
+    func changeEventsReachTheSubscribersOfEveryDaemonBlocking() throws {
         try Self.withFleet { members throws in
             // Every member opens the store (a daemon routes bucket events to the stores it has opened).
             #expect(try members[0].request("PUT", "/v1/stores/feed/blobs/seed", body: Array("seed".utf8)).status == 201)
@@ -228,7 +236,9 @@ import Testing
         }
     }
 
-    @Test func aCleanStopRemovesItsEntryAndARestartRemovesWhatACrashedRunLeft() throws {
+    @Test func aCleanStopRemovesItsEntryAndARestartRemovesWhatACrashedRunLeft() async throws { try await onOwnThread { try Self().aCleanStopRemovesItsEntryAndARestartRemovesWhatACrashedRunLeftBlocking() } }
+
+    func aCleanStopRemovesItsEntryAndARestartRemovesWhatACrashedRunLeftBlocking() throws {
         guard let bucket = Self.bucket else {
             print(Self.skipReason)
             return

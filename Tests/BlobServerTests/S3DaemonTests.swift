@@ -186,27 +186,74 @@ import Testing
     /// the daemon serves the store again once the object store is back, without a restart.
     @Test func aGatewayThatIsDownIs503BackendUnavailableAndTheDaemonRecovers() throws {
         guard let bucket = Self.bucket, let upstream = ProcessInfo.processInfo.environment["AWS_ENDPOINT_URL"] else { return print(Self.skipReason) }
-        let proxy = try S3FaultProxy(upstream: upstream)
+        let proxy = try FaultyGateway(upstreamURL: upstream)
         defer { proxy.stop() }
         let location = Self.location(bucket)
-        let daemon = try InProcessDaemon(location: location, endpoint: proxy.endpoint)
+        let daemon = try InProcessDaemon(location: location, endpoint: proxy.url)
         let client = try daemon.client()
         #expect(try client.request("PUT", "/v1/stores/f/blobs/a", body: Array("before".utf8)).status == 201)
         #expect(try client.request("GET", "/v1/stores/f/blobs/a").text == "before")
 
-        proxy.down()
+        proxy.inject(.down)
         for (method, target, body) in [("GET", "/v1/stores/f/blobs/a", nil), ("PUT", "/v1/stores/f/blobs/b", Array("during".utf8)), ("GET", "/v1/stores/f/blobs", nil)] as [(String, String, [UInt8]?)] {
             let response = try client.request(method, target, body: body)
             #expect(response.status == 503 && errorCode(response) == "backend_unavailable", "\(method) \(target): \(response.status) \(response.text)")
-            #expect(errorMessage(response).contains("store 'f' cannot use its backend \(location) at \(proxy.endpoint)"), "\(errorMessage(response))")
+            #expect(errorMessage(response).contains("store 'f' cannot use its backend \(location) at \(proxy.url)"), "\(errorMessage(response))")
         }
         #expect(try client.request("GET", "/v1/health").status == 200, "other requests are served meanwhile")
 
-        proxy.up()
+        proxy.inject(.none)
         #expect(try client.request("GET", "/v1/stores/f/blobs/a").text == "before")
         #expect(try client.request("PUT", "/v1/stores/f/blobs/b", body: Array("after".utf8)).status == 201)
         #expect(try client.request("GET", "/v1/stores/f/blobs/b").text == "after")
         #expect(try client.request("DELETE", "/v1/stores/f/blobs").status == 204)
+    }
+
+    /// The gateway fails in the middle of a transfer (a put's body, a get's content, a listing's
+    /// answer): each request gets `503 backend_unavailable`, nothing partial is visible or served as
+    /// success, and the same requests succeed once the gateway behaves again, without a restart.
+    @Test func aGatewayCutMidPutMidGetAndMidListLosesNothingAndShowsNothingPartial() throws {
+        guard let bucket = Self.bucket, let upstream = ProcessInfo.processInfo.environment["AWS_ENDPOINT_URL"] else { return print(Self.skipReason) }
+        let proxy = try FaultyGateway(upstreamURL: upstream)
+        defer { proxy.stop() }
+        let location = Self.location(bucket)
+        // The writer talks to the gateway straight; the reader (an empty cache) through the proxy.
+        let writer = try InProcessDaemon(location: location)
+        let reader = try InProcessDaemon(location: location, endpoint: proxy.url)
+        let big = Array(pseudoRandomBytes(1 << 20, seed: 19))
+        #expect(try writer.client().request("PUT", "/v1/stores/f/blobs/big", body: big).status == 201)
+        #expect(try writer.client().request("PUT", "/v1/stores/f/blobs/small", body: Array("small".utf8)).status == 201)
+        let client = try reader.client()
+        #expect(try client.request("GET", "/v1/stores/f/blobs/small").text == "small", "the reader works through the proxy")
+
+        // Mid-put: the request's body is cut after 64 KiB.
+        proxy.inject(.cutRequest(afterBytes: 64 * 1024))
+        let put = try client.request("PUT", "/v1/stores/f/blobs/cut", body: big)
+        #expect(put.status == 503 && errorCode(put) == "backend_unavailable", "mid-put: \(put.status) \(put.text)")
+        proxy.inject(.none)
+        #expect(try client.request("GET", "/v1/stores/f/blobs/cut").status == 404, "no partial object is visible")
+        #expect(try writer.client().request("HEAD", "/v1/stores/f/blobs/cut").status == 404)
+
+        // Mid-get: the content is cut after 100 KB of the answer (the reader's cache does not hold it).
+        proxy.inject(.cutResponse(afterBytes: 100_000))
+        let get = try client.request("GET", "/v1/stores/f/blobs/big")
+        #expect(get.status == 503 && errorCode(get) == "backend_unavailable", "mid-get: \(get.status) \(get.text.prefix(200))")
+        proxy.inject(.none)
+        let again = try client.request("GET", "/v1/stores/f/blobs/big")
+        #expect(again.status == 200 && again.body == big, "the whole blob once the gateway is back")
+
+        // Mid-list: the listing's answer is cut after 200 bytes.
+        proxy.inject(.cutResponse(afterBytes: 200))
+        let list = try client.request("GET", "/v1/stores/f/blobs")
+        #expect(list.status == 503 && errorCode(list) == "backend_unavailable", "mid-list: \(list.status) \(list.text.prefix(200))")
+        proxy.inject(.none)
+        let listed = try client.request("GET", "/v1/stores/f/blobs")
+        #expect(listed.status == 200 && listed.text.contains("\"big\"") && listed.text.contains("\"small\"") && !listed.text.contains("\"cut\""), "\(listed.text)")
+
+        // The put that failed is made again, whole.
+        #expect(try client.request("PUT", "/v1/stores/f/blobs/cut", body: big).status == 201)
+        #expect(try writer.client().request("GET", "/v1/stores/f/blobs/cut").body == big)
+        #expect(try writer.client().request("DELETE", "/v1/stores/f/blobs").status == 204)
     }
 
     @Test func blobdStopsAtStartNamingAMissingBucket() throws {

@@ -1,4 +1,5 @@
 import BlobSystem
+import BlobTestSupport
 import Dispatch
 import Foundation
 import Testing
@@ -18,7 +19,9 @@ import Testing
 
     static func unique(_ base: String) -> String { "\(base)-\(UInt32.random(in: 0...UInt32.max))" }
 
-    @Test func membersAddAndRemoveTheirOwnEntriesWithoutTouchingOthers() throws {
+    @Test func membersAddAndRemoveTheirOwnEntriesWithoutTouchingOthers() async throws { try await onOwnThread { try Self().membersAddAndRemoveTheirOwnEntriesWithoutTouchingOthersBlocking() } }
+
+    func membersAddAndRemoveTheirOwnEntriesWithoutTouchingOthersBlocking() throws {
         guard let client = try Self.client() else {
             print(Self.skipReason)
             return
@@ -49,7 +52,9 @@ import Testing
         _ = try client.send(try client.bucket.deleteObject(key: "notification-test/\(names[1])"), context: client.bucket.context("DeleteObject"))
     }
 
-    @Test func aPutAndADeleteAreDeliveredToTheReceiver() throws {
+    @Test func aPutAndADeleteAreDeliveredToTheReceiver() async throws { try await onOwnThread { try Self().aPutAndADeleteAreDeliveredToTheReceiverBlocking() } }
+
+    func aPutAndADeleteAreDeliveredToTheReceiverBlocking() throws {
         guard let client = try Self.client() else {
             print(Self.skipReason)
             return
