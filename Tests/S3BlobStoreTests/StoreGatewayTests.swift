@@ -28,6 +28,32 @@ import Testing
         #expect(try await other.head("doc") == put)
     }
 
+    /// Content above the store's multipart threshold goes up as a multipart upload (its S3 ETag
+    /// ends in `-PARTS`), streamed from the spool file; it reads back exactly, an overwrite keeps
+    /// `created`, and the put's condition is still checked.
+    @Test func contentAboveTheThresholdIsAMultipartUploadAndReadsBackExactly() async throws {
+        guard let base = try S3Gateway.freshStore() else { return print(S3Gateway.skipReason) }
+        let store = S3BlobStore(name: base.name, client: base.client, layout: base.layout, multipartThreshold: 6 << 20)
+        let content = pseudoRandomBytes(13 << 20, seed: 41)
+        let chunks = stride(from: 0, to: content.count, by: 1 << 20).map { content.subdata(in: $0..<min($0 + (1 << 20), content.count)) }
+        let first = try await store.put(chunks: chunkStream(chunks), identifier: "big", options: PutOptions())
+        #expect(try await store.get("big") == content)
+        let key = store.layout.blobKey(store: store.name, identifier: "big")
+        let head = try store.client.send(try store.client.bucket.headObject(key: key), context: store.client.bucket.context("HeadObject", key: key))
+        let objectETag = (head.headers.first(name: "etag") ?? "").replacingOccurrences(of: "\"", with: "")
+        #expect(objectETag.split(separator: "-").last.flatMap { Int($0) } != nil, "a multipart object's ETag ends in -PARTS: \(objectETag)")
+
+        let second = try await store.put(chunks: chunkStream(chunks.reversed()), identifier: "big", options: PutOptions())
+        #expect(second.created == first.created && second.modified > first.modified)
+        #expect(try await store.get("big") == Data(chunks.reversed().joined()))
+        await #expect(throws: BlobStoreError.preconditionFailed(store: store.name, identifier: "big", expected: nil, actual: second.etag)) {
+            try await store.put(chunks: chunkStream(chunks), identifier: "big", options: PutOptions(condition: .ifNoneMatch))
+        }
+        // A small blob still goes up in one PUT.
+        try await store.put(Data("small".utf8), identifier: "small")
+        #expect(try await store.get("small") == Data("small".utf8))
+    }
+
     @Test func foreignObjectsAreSkippedByListingsAndNamedByReads() async throws {
         guard let store = try S3Gateway.freshStore() else { return print(S3Gateway.skipReason) }
         try await store.put(Data("mine".utf8), identifier: "a")

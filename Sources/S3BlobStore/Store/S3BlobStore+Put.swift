@@ -205,12 +205,30 @@ extension S3BlobStore {
         }
     }
 
-    /// Sends content spooled to a file (over 8 MiB). Today one PUT of up to 5 GiB, the body sent
-    /// from the file with `sendfile`; the seam where a multipart upload (`S3MultipartUpload`) takes
-    /// over for unconditional puts above a threshold (a multipart completion cannot be conditional
-    /// on this gateway).
+    /// Sends content spooled to a file (over 8 MiB): one PUT with the body sent from the file with
+    /// `sendfile`, or, above ``multipartThreshold``, a multipart upload of the file's parts. A
+    /// multipart completion cannot be conditional on the Ceph gateway (it ignores `If-None-Match`
+    /// and `If-Match` there), so for those puts the condition is checked with a HEAD just before the
+    /// upload: checked, not atomic (docs/SCALE-OUT.md, "Consistency").
     func sendLargeSpooledFile(key: String, file: FileDescriptor, length: Int64, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> S3PutOutcome {
-        try sendPut(key: key, body: .fileRegion(file, offset: 0, length: length), headers: headers, condition: condition)
+        guard length > multipartThreshold else {
+            return try sendPut(key: key, body: .fileRegion(file, offset: 0, length: length), headers: headers, condition: condition)
+        }
+        let context = client.bucket.context("PutObject", key: key)
+        let current = try headObject(key: key, identifier: layout.identifier(store: name, key: key) ?? key)
+        let holds: Bool
+        switch condition {
+        case .ifNoneMatchAny: holds = current == nil
+        case .ifMatchAny: holds = current != nil
+        case .ifMatch(let etag): holds = current?.objectETag == S3XMLValues.unquotedETag(etag)
+        }
+        guard holds else { return .conditionFailed(.answered(S3Error(context: context, status: 412, body: [UInt8]()))) }
+        do {
+            let objectETag = try S3MultipartUpload(client: client, key: key, headers: headers).upload(file: file, length: length)
+            return .stored(objectETag: objectETag)
+        } catch {
+            throw unavailable(error)
+        }
     }
 
     /// One PutObject with `UNSIGNED-PAYLOAD`, never replayed by the transport (a replay of a

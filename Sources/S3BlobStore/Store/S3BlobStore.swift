@@ -40,12 +40,22 @@ public final class S3BlobStore: BlobStoring {
     /// S3 requests run at once by one list, remove-all or verify.
     package static let parallelRequests = 8
 
+    /// Content above this many bytes goes up as a multipart upload.
+    package let multipartThreshold: Int64
+
     let state = Locked(S3StoreState())
 
     /// A store named `name` in `client`'s bucket, laid out by `layout`; content over 8 MiB is spooled
     /// in `spoolFolder` (the system's temp folder when `nil`). No I/O: a bucket that cannot be
     /// reached shows with the first operation, as ``BlobStoreError/backendUnavailable(store:backend:reason:)``.
-    package init(name: String, client: S3Client, layout: S3StoreLayout, spoolFolder: URL? = nil) {
+    ///
+    /// Content larger than `multipartThreshold` bytes is sent as a multipart upload (the only way
+    /// past S3's 5 GiB single PUT); see ``sendLargeSpooledFile(key:file:length:headers:condition:)``.
+    package init(
+        name: String, client: S3Client, layout: S3StoreLayout, spoolFolder: URL? = nil,
+        multipartThreshold: Int64 = S3BlobStore.maximumSinglePutByteCount
+    ) {
+        self.multipartThreshold = min(max(multipartThreshold, Int64(S3Bucket.minimumPartByteCount)), Self.maximumSinglePutByteCount)
         self.name = name
         self.client = client
         self.layout = layout

@@ -49,14 +49,14 @@ final class S3ContentSpool: @unchecked Sendable {
     func appendsInMemory(_ count: Int) -> Bool { file == nil && memory.count + count <= S3BlobStore.memorySpoolLimit }
 
     /// Takes the next bytes; may write the spool file (blocking). Throws `tooLarge` past the
-    /// largest single PUT, `io` when the spool file fails.
+    /// largest S3 object, `io` when the spool file fails.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
         let newSize = size + Int64(bytes.count)
-        guard newSize <= S3BlobStore.maximumSinglePutByteCount else {
+        guard newSize <= S3MultipartPlan.maximumObjectByteCount else {
             throw BlobStoreError.tooLarge(
-                what: "blob '\(identifier)' in S3 store '\(store)' (one PUT; multipart uploads are not wired in yet)",
-                limit: S3BlobStore.maximumSinglePutByteCount, actual: newSize)
+                what: "blob '\(identifier)' in S3 store '\(store)' (the largest S3 object)",
+                limit: S3MultipartPlan.maximumObjectByteCount, actual: newSize)
         }
         hasher.update(bytes)
         validator.append(bytes)
