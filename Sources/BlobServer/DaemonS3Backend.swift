@@ -18,7 +18,7 @@ enum DaemonS3Backend {
         log(.info, "backend \(setup.location): \(setup.configuration)")
         var cache: S3ReadCache?
         if configuration.cacheBytes > 0 {
-            let folder = configuration.cacheFolder ?? configuration.root.standardizedFileURL.path + "/s3-cache"
+            let folder = configuration.effectiveCacheFolder
             let settings = S3ReadCacheConfiguration(
                 folder: folder, capacityBytes: Int64(configuration.cacheBytes), stalenessSeconds: configuration.cacheStalenessSeconds,
                 log: { line in log(.error, line) })

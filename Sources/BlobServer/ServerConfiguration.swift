@@ -45,6 +45,8 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var s3Location: String? = nil
     /// The S3 read cache's folder; `nil`: `s3-cache` under ``root``.
     package var cacheFolder: String? = nil
+    /// The folder the S3 read cache uses: ``cacheFolder``, else `s3-cache` under ``root``.
+    package var effectiveCacheFolder: String { cacheFolder ?? root.standardizedFileURL.path + "/s3-cache" }
     /// The S3 read cache's size in bytes (0: no cache).
     package var cacheBytes: Int = ServerConfiguration.defaultCacheBytes
     /// How long a validated cache entry is served without asking S3 again (0: every read asks).

@@ -35,6 +35,12 @@ struct S3DaemonOptionsTests {
             return
         }
         #expect(defaults.cacheFolder == nil && defaults.cacheBytes == 1 << 30 && defaults.cacheStalenessSeconds == 0)
+        guard case .run(let underRoot) = outcome(["--backend", "s3://photos", "--root", "/srv/blobs"]) else {
+            Issue.record("--root refused")
+            return
+        }
+        #expect(underRoot.effectiveCacheFolder == "/srv/blobs/s3-cache", "the default cache folder is s3-cache under the root")
+        #expect(flags.effectiveCacheFolder == "/var/cache/blobd")
     }
 
     @Test func mistakesAreUsageErrorsNamingTheSetting() {
