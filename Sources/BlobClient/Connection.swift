@@ -14,16 +14,8 @@ import Glibc
 final class Connection: @unchecked Sendable {
     /// The socket.
     let descriptor: FileDescriptor
-    /// Received bytes, in memory this connection owns (`capacity` bytes): those before `readIndex`
-    /// are consumed, those from `writeIndex` on are free. Raw memory and `memcpy` rather than an
-    /// array, because generic array operations run byte by byte in unoptimized (debug) builds, and
-    /// `swift run blob` is a debug build.
-    private var storage: UnsafeMutableRawPointer
-    private var capacity: Int
-    /// The first unconsumed received byte.
-    private var readIndex = 0
-    /// The end of the received bytes.
-    private var writeIndex = 0
+    /// Received bytes not consumed yet.
+    private var received = ReceiveBuffer(initialCapacity: Connection.initialCapacity, minimumRead: Connection.minimumRead)
     /// Whether this connection already carried an exchange (so the daemon may have closed it since).
     var isReused = false
     /// When it was last returned to the pool.
@@ -39,13 +31,10 @@ final class Connection: @unchecked Sendable {
 
     private init(descriptor: FileDescriptor) {
         self.descriptor = descriptor
-        capacity = Connection.initialCapacity
-        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
     deinit {
         close()
-        storage.deallocate()
     }
 
     /// Connects to `path`, waiting at most `timeout` if the daemon's backlog is full.
@@ -106,7 +95,7 @@ final class Connection: @unchecked Sendable {
 
     /// Whether an idle connection was closed by the daemon (or has unexpected bytes waiting).
     var looksStale: Bool {
-        if readIndex < writeIndex { return true }
+        if received.available > 0 { return true }
         var entry = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         let ready = poll(&entry, 1, 0)
         return ready != 0
@@ -149,30 +138,12 @@ final class Connection: @unchecked Sendable {
     // MARK: Receiving
 
     /// Unconsumed received bytes.
-    var available: Int { writeIndex - readIndex }
+    var available: Int { received.available }
 
     /// Receives more bytes into the buffer; returns how many (0 at end of stream).
     @discardableResult
     func fill(timeout: Duration?, operation: String) throws(TransportError) -> Int {
-        if readIndex == writeIndex {
-            readIndex = 0
-            writeIndex = 0
-        } else if readIndex > 0 && capacity - writeIndex < Connection.minimumRead {
-            memmove(storage, storage + readIndex, writeIndex - readIndex)
-            writeIndex -= readIndex
-            readIndex = 0
-        }
-        if capacity - writeIndex < Connection.minimumRead {
-            let grown = max(capacity * 2, writeIndex + Connection.minimumRead)
-            let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-            larger.copyMemory(from: storage, byteCount: writeIndex)
-            storage.deallocate()
-            storage = larger
-            capacity = grown
-        }
-        let count = try receive(into: UnsafeMutableRawBufferPointer(start: storage + writeIndex, count: capacity - writeIndex), timeout: timeout, operation: operation)
-        writeIndex += count
-        return count
+        try received.fill { (room) throws(TransportError) in try receive(into: room, timeout: timeout, operation: operation) }
     }
 
     /// Receives into `destination`; returns how many bytes (0 at end of stream). Called with a
@@ -194,21 +165,17 @@ final class Connection: @unchecked Sendable {
 
     /// Marks `count` buffered bytes consumed.
     func consume(_ count: Int) {
-        readIndex += count
-        precondition(readIndex <= writeIndex)
+        received.consume(count)
     }
 
     /// Runs `body` on the unconsumed bytes.
     func withUnconsumedBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: storage + readIndex, count: writeIndex - readIndex))
+        try received.withUnconsumedBytes(body)
     }
 
     /// Copies up to `destination.count` unconsumed bytes into `destination` and consumes them; returns how many.
     func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
-        let n = min(destination.count, available)
-        if n > 0 { destination.baseAddress!.copyMemory(from: storage + readIndex, byteCount: n) }
-        readIndex += n
-        return n
+        received.take(into: destination)
     }
 
     private func wait(for events: Int16, timeout: Duration?, operation: String) throws(TransportError) {

@@ -13,13 +13,8 @@ import Glibc
 final class TransportConnection: @unchecked Sendable {
     /// The socket.
     let socket: FileDescriptor
-    /// Received bytes in memory this connection owns: those before `readIndex` are consumed, those
-    /// from `writeIndex` on are free. Raw memory and `memcpy`, because generic array operations run
-    /// byte by byte in debug builds.
-    private var storage: UnsafeMutableRawPointer
-    private var capacity: Int
-    private var readIndex = 0
-    private var writeIndex = 0
+    /// Received bytes not consumed yet.
+    private var received = ReceiveBuffer(initialCapacity: TransportConnection.initialCapacity, minimumRead: TransportConnection.minimumRead)
     private var isClosed = false
     /// Whether an earlier exchange used this connection (so the gateway may have closed it since).
     var isReused = false
@@ -37,13 +32,10 @@ final class TransportConnection: @unchecked Sendable {
 
     private init(socket: FileDescriptor) {
         self.socket = socket
-        capacity = TransportConnection.initialCapacity
-        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
     deinit {
         close()
-        storage.deallocate()
     }
 
     /// Connects to `endpoint` within `timeout`.
@@ -60,7 +52,7 @@ final class TransportConnection: @unchecked Sendable {
 
     /// Whether an idle connection was closed by the gateway, or has bytes no request asked for.
     var looksStale: Bool {
-        if readIndex < writeIndex { return true }
+        if received.available > 0 { return true }
         var entry = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
         return poll(&entry, 1, 0) != 0
     }
@@ -120,31 +112,13 @@ final class TransportConnection: @unchecked Sendable {
     // MARK: Receiving
 
     /// Unconsumed received bytes.
-    var available: Int { writeIndex - readIndex }
+    var available: Int { received.available }
 
     /// Receives more bytes into the buffer, waiting at most `timeout`; returns how many (0 at end of
-    /// stream). Grows the buffer only when it is full of unconsumed bytes (a head that does not fit).
+    /// stream).
     @discardableResult
     func fill(timeout: Duration) throws(TCPSocketError) -> Int {
-        if readIndex == writeIndex {
-            readIndex = 0
-            writeIndex = 0
-        } else if readIndex > 0 && capacity - writeIndex < TransportConnection.minimumRead {
-            memmove(storage, storage + readIndex, writeIndex - readIndex)
-            writeIndex -= readIndex
-            readIndex = 0
-        }
-        if capacity - writeIndex < TransportConnection.minimumRead {
-            let grown = max(capacity * 2, writeIndex + TransportConnection.minimumRead)
-            let larger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-            larger.copyMemory(from: storage, byteCount: writeIndex)
-            storage.deallocate()
-            storage = larger
-            capacity = grown
-        }
-        let count = try receive(into: UnsafeMutableRawBufferPointer(start: storage + writeIndex, count: capacity - writeIndex), timeout: timeout)
-        writeIndex += count
-        return count
+        try received.fill { (room) throws(TCPSocketError) in try receive(into: room, timeout: timeout) }
     }
 
     /// Receives straight into `destination` (only while nothing is buffered, so bytes stay in order);
@@ -158,20 +132,16 @@ final class TransportConnection: @unchecked Sendable {
 
     /// Marks `count` buffered bytes consumed.
     func consume(_ count: Int) {
-        readIndex += count
-        precondition(readIndex <= writeIndex, "consumed more than was received")
+        received.consume(count)
     }
 
     /// Runs `body` on the unconsumed bytes.
     func withUnconsumedBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: storage + readIndex, count: writeIndex - readIndex))
+        try received.withUnconsumedBytes(body)
     }
 
     /// Copies up to `destination.count` unconsumed bytes into `destination`, consuming them; returns how many.
     func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
-        let n = min(destination.count, available)
-        if n > 0 { destination.baseAddress!.copyMemory(from: storage + readIndex, byteCount: n) }
-        readIndex += n
-        return n
+        received.take(into: destination)
     }
 }
