@@ -85,20 +85,8 @@ struct ResponseReader {
                         throw .closed(beforeResponse: false)
                     }
                 }
-                var ranges: [Range<Int>] = []
-                // The payload of `fed` input bytes is at most `fed` bytes, so it fits.
-                let fed = min(destination.count, connection.available)
                 let outcome: Result<(consumed: Int, copied: Int), ChunkedDecodingError> = connection.withUnconsumedBytes { raw in
-                    let slice = UnsafeRawBufferPointer(rebasing: raw[0..<fed])
-                    do throws(ChunkedDecodingError) {
-                        let consumed = try decoder.decode(slice, payload: &ranges)
-                        var copied = 0
-                        for range in ranges where !range.isEmpty {
-                            (destination.baseAddress! + copied).copyMemory(from: slice.baseAddress! + range.lowerBound, byteCount: range.count)
-                            copied += range.count
-                        }
-                        return .success((consumed, copied))
-                    } catch { return .failure(error) }
+                    do throws(ChunkedDecodingError) { return .success(try decoder.decode(raw, into: destination)) } catch { return .failure(error) }
                 }
                 switch outcome {
                 case .success(let (consumed, copied)):

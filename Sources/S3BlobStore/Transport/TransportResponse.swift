@@ -194,20 +194,8 @@ package final class TransportResponse: @unchecked Sendable {
                     do { received = try connection.fill(timeout: timeout) } catch { throw failure(error.reason(.receiving)) }
                     if received == 0 { throw failure(.closedInBody) }
                 }
-                var ranges: [Range<Int>] = []
-                // The payload in `fed` bytes is at most `fed` bytes long, so it fits.
-                let fed = min(destination.count, connection.available)
                 let outcome: Result<(consumed: Int, copied: Int), ChunkedDecodingError> = connection.withUnconsumedBytes { raw in
-                    let slice = UnsafeRawBufferPointer(rebasing: raw[0..<fed])
-                    do throws(ChunkedDecodingError) {
-                        let consumed = try decoder.decode(slice, payload: &ranges)
-                        var copied = 0
-                        for range in ranges where !range.isEmpty {
-                            (destination.baseAddress! + copied).copyMemory(from: slice.baseAddress! + range.lowerBound, byteCount: range.count)
-                            copied += range.count
-                        }
-                        return .success((consumed, copied))
-                    } catch { return .failure(error) }
+                    do throws(ChunkedDecodingError) { return .success(try decoder.decode(raw, into: destination)) } catch { return .failure(error) }
                 }
                 switch outcome {
                 case .success(let (consumed, copied)):
