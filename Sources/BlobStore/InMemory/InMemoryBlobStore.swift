@@ -46,13 +46,9 @@ public final class InMemoryBlobStore: BlobStoring {
         var blobs: [[UInt8]: Entry] = [:]
         /// Sum of the sizes in `blobs`.
         var totalBytes: Int64 = 0
-        /// Sequence number of the last committed change (0 before the first).
-        var sequence: UInt64 = 0
-        /// Live change subscribers by registration number.
-        var subscribers: [UInt64: AsyncStream<BlobChange>.Continuation] = [:]
-        var nextSubscriber: UInt64 = 0
-        /// Called with every change while it commits (``InMemoryBlobStore/observeChanges(_:)``).
-        var observers: [@Sendable (BlobChange) -> Void] = []
+        /// The change feed: numbers changes in commit order, delivers them to subscribers and
+        /// observers (``InMemoryBlobStore/observeChanges(_:)``).
+        var changes = ChangeFanOut()
         /// Cache mode: the policy, the CLOCK ring of keys (holes where blobs went), its hand, the
         /// blobs that have an expiry, and the counters.
         var policy = StorePolicy.unlimited
@@ -65,14 +61,9 @@ public final class InMemoryBlobStore: BlobStoring {
         var peakCount = 0
         var peakBytes: Int64 = 0
 
-        /// Assigns the next sequence number to `kind` and delivers it to every subscriber.
+        /// Assigns the next sequence number to `kind` and delivers it to every subscriber and observer.
         mutating func publish(_ kind: BlobChange.Kind, store: String, date: Date, reason: BlobChange.Reason = .requested) {
-            sequence += 1
-            let change = BlobChange(sequence: sequence, store: store, kind: kind, date: date, reason: reason)
-            for continuation in subscribers.values {
-                continuation.yield(change)
-            }
-            for observer in observers { observer(change) }
+            changes.publish(kind, store: store, date: date, reason: reason)
         }
     }
 
@@ -94,16 +85,11 @@ public final class InMemoryBlobStore: BlobStoring {
     }
 
     deinit {
-        let continuations = state.withLock { state in
-            let all = Array(state.subscribers.values)
-            state.subscribers.removeAll()
-            return all
-        }
-        for continuation in continuations { continuation.finish() }
+        for continuation in state.withLock({ $0.changes.takeSubscribers() }) { continuation.finish() }
     }
 
     /// Number of live change subscribers (for tests).
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    var subscriberCount: Int { state.withLock { $0.changes.subscriberCount } }
 
     // MARK: - Writing
 
@@ -361,22 +347,16 @@ public final class InMemoryBlobStore: BlobStoring {
     /// (before its writer is answered): a server forwarding events gets read-your-writes ordering.
     /// The observer must be quick and must not call back into the store.
     package func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) {
-        state.withLock { $0.observers.append(observer) }
+        state.withLock { $0.changes.observe(observer) }
     }
 
     /// Changes committed from now on, in commit order, until the stream is dropped.
     public func changes() -> AsyncStream<BlobChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: BlobChange.self, bufferingPolicy: .unbounded)
-        let number = state.withLock { state in
-            let number = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.subscribers[number] = continuation
-            return number
+        ChangeFanOut.stream { continuation in
+            state.withLock { $0.changes.add(continuation) }
+        } unregister: { [weak self] number in
+            self?.state.withLock { $0.changes.remove(subscriber: number) }
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: number) }
-        }
-        return stream
     }
 
     /// The current time at the nanosecond resolution a file store records, so that both stores

@@ -6,23 +6,17 @@ extension S3BlobStore {
     /// process, in the order they committed here), and the changes of other fleet members passed to
     /// ``receiveRemoteChange(_:)``. Changes other processes make to the bucket reach it only that way.
     public func changes() -> AsyncStream<BlobChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: BlobChange.self, bufferingPolicy: .unbounded)
-        let number = state.withLock { state in
-            let number = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.subscribers[number] = continuation
-            return number
+        ChangeFanOut.stream { continuation in
+            state.withLock { $0.changes.add(continuation) }
+        } unregister: { [weak self] number in
+            self?.state.withLock { $0.changes.remove(subscriber: number) }
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: number) }
-        }
-        return stream
     }
 
     /// Calls `observer` with every change from now on, in the order they are published here, before
     /// the change is acknowledged to its writer. It must be quick and must not call back into the store.
     package func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) {
-        state.withLock { $0.observers.append(observer) }
+        state.withLock { $0.changes.observe(observer) }
     }
 }
 

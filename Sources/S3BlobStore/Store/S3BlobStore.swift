@@ -82,11 +82,7 @@ public final class S3BlobStore: BlobStoring {
     }
 
     deinit {
-        let continuations = state.withLock { state in
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
-        }
-        for continuation in continuations { continuation.finish() }
+        for continuation in state.withLock({ $0.changes.takeSubscribers() }) { continuation.finish() }
     }
 
     // MARK: - Keys and errors

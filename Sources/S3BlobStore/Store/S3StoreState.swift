@@ -30,18 +30,12 @@ struct S3StoreState: Sendable {
         var objectETag: String
     }
 
-    /// Sequence number of the last change (0 before the first).
-    var sequence: UInt64 = 0
-    var subscribers: [UInt64: AsyncStream<BlobChange>.Continuation] = [:]
-    var nextSubscriber: UInt64 = 0
-    var observers: [@Sendable (BlobChange) -> Void] = []
+    /// The change feed: numbers changes, delivers them to subscribers and observers.
+    var changes = ChangeFanOut()
 
     /// Numbers `kind` and hands it to every subscriber and observer (under the lock: commit order).
     mutating func publish(_ kind: BlobChange.Kind, store: String, date: Date) {
-        sequence += 1
-        let change = BlobChange(sequence: sequence, store: store, kind: kind, date: date)
-        for continuation in subscribers.values { continuation.yield(change) }
-        for observer in observers { observer(change) }
+        changes.publish(kind, store: store, date: date)
     }
 }
 
