@@ -52,7 +52,7 @@ package enum Daemon {
         log(.info, "durability \(configuration.durability.rawValue), event loops \(configuration.eventLoopCount), "
             + "allowed group \(configuration.allowedGroup.map(String.init) ?? "none"), log level \(configuration.logLevel), "
             + "event heartbeat \(configuration.heartbeatSeconds) s, log format \(configuration.logFormat.rawValue), "
-            + "access log \(describe(configuration.effectiveAccessLog)), memory tier \(configuration.memoryTierBytes) bytes per store")
+            + "access log \(describe(configuration.effectiveAccessLog)), memory tier \(configuration.memoryTierBytes) bytes for all stores")
 
         raiseOpenFileLimit(log: log)
         let accessLog = try AccessLog.open(configuration.effectiveAccessLog, format: configuration.logFormat)
@@ -66,7 +66,10 @@ package enum Daemon {
         }
         defer { try? lock?.descriptor.close() }
         // Before the socket exists: a bucket that cannot be used stops the daemon before any client can connect.
-        let storeConfiguration = StoreConfiguration(durability: configuration.durability, memoryTierBytes: configuration.memoryTierBytes)
+        // One budget for the tiers of every store served: memory bounded by --memory-tier however many are open.
+        let storeConfiguration = StoreConfiguration(
+            durability: configuration.durability, memoryTierBytes: configuration.memoryTierBytes,
+            sharedMemoryTier: MemoryTierBudget(bytes: configuration.memoryTierBytes))
         let catalog: any ServedBackendCatalog = switch configuration.backend {
         case .memory: MemoryStoreCatalog()
         case .file: FileStoreCatalog(root: configuration.root, configuration: storeConfiguration)

@@ -50,9 +50,9 @@ package enum DaemonCommandLine {
                               used) or s3://BUCKET[/PREFIX] (stores in an S3 bucket, with the
                               endpoint, region and keys from the AWS environment variables and
                               profile files; the bucket is checked at start); env BLOBD_BACKEND
-          --memory-tier BYTES each file store keeps its hot blobs of up to 64 KiB in memory, within
-                              BYTES (suffix K, M or G: powers of 1024; default 64M; 0 turns it off);
-                              env BLOBD_MEMORY_TIER
+          --memory-tier BYTES file stores keep their hot blobs of up to 64 KiB in memory, all of them
+                              together within BYTES (suffix K, M or G: powers of 1024; default 64M;
+                              0 turns it off); env BLOBD_MEMORY_TIER
           --cache DIR         with s3://: the read cache's folder, emptied at start (default: s3-cache
                               under --root); env BLOBD_CACHE
           --cache-size BYTES  with s3://: the read cache's size (suffix K, M or G; default 1G; 0 turns

@@ -11,7 +11,7 @@ enum MemoryTierMetrics {
         ("blobstore_memory_tier_invalidations_total", "counter", "Memory tier entries dropped because their blob changed.", { $0.invalidations }),
         ("blobstore_memory_tier_entries", "gauge", "Blobs in the memory tier.", { $0.entries }),
         ("blobstore_memory_tier_bytes", "gauge", "Bytes the memory tier holds: content plus a per-entry overhead.", { $0.bytes }),
-        ("blobstore_memory_tier_budget_bytes", "gauge", "The memory tier's budget in bytes (0: off).", { $0.budgetBytes }),
+        ("blobstore_memory_tier_budget_bytes", "gauge", "The budget the memory tier draws on, shared by every file store served, in bytes (0: off).", { $0.budgetBytes }),
     ]
 
     /// Appends every family with one sample per store in `stores`.

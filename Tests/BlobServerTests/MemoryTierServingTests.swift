@@ -73,4 +73,32 @@ struct MemoryTierServingTests {
         #expect(sample(text, "blobstore_memory_tier_hits_total", store: "t") == 0)
         #expect(sample(text, "blobstore_memory_tier_misses_total", store: "t") == 0)
     }
+
+    @Test func oneBudgetBoundsTheTiersOfEveryStoreServed() throws {
+        // 64 KiB: about 14 entries of 4 KiB for all stores together, where 3 stores of 12 hot blobs
+        // each would hold 36 with a budget per store.
+        let budget = 64 << 10
+        let daemon = try DaemonProcess(extraArguments: ["--memory-tier", "64K"])
+        let client = try daemon.connect()
+        let stores = ["a", "b", "c"]
+        let body = (0..<4096).map { UInt8(truncatingIfNeeded: $0) }
+        for store in stores {
+            for index in 0..<12 { #expect(try client.request("PUT", "/v1/stores/\(store)/blobs/\(index)", body: body).status == 201) }
+        }
+        for _ in 0..<3 {
+            for store in stores {
+                for index in 0..<12 { #expect(try client.request("GET", "/v1/stores/\(store)/blobs/\(index)").body == body) }
+            }
+        }
+        let text = try client.request("GET", "/metrics").text
+        var held = 0
+        var evictions = 0
+        for store in stores {
+            #expect(sample(text, "blobstore_memory_tier_budget_bytes", store: store) == budget)
+            held += try #require(sample(text, "blobstore_memory_tier_bytes", store: store))
+            evictions += try #require(sample(text, "blobstore_memory_tier_evictions_total", store: store))
+        }
+        #expect(held > 0 && held <= budget, "the three tiers hold \(held) bytes together, budget \(budget)")
+        #expect(evictions > 0)
+    }
 }

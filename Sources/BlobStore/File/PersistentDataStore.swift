@@ -32,7 +32,7 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         self.configuration = configuration
         core = try StoreRegistry.core(
             root: rootURL.path, name: name, bucketCapacity: configuration.bucketCapacity, lockWait: configuration.lockWait,
-            policy: configuration.policy, clock: configuration.clock)
+            policy: configuration.policy, clock: configuration.clock, sharedMemoryTier: configuration.sharedMemoryTier)
         core.memoryTier.raiseBudget(to: configuration.memoryTierBytes)
     }
 

@@ -35,6 +35,12 @@ public struct StoreConfiguration: Hashable, Sendable {
     /// "Memory tier"). Instances on the same folder share one tier, whose budget is the largest any
     /// of them asked for. A store opened read-only has no tier.
     public var memoryTierBytes: Int
+    /// A budget the memory tier draws on together with other stores' tiers given the same one, in
+    /// place of a budget of its own (default `nil`: its own, of ``memoryTierBytes``). A process with
+    /// many stores open bounds all their tiers at once this way. It counts for the open that starts
+    /// the store's engine in this process (later opens share that engine and its tier);
+    /// ``memoryTierBytes`` of 0 still turns the tier off for an instance.
+    public var sharedMemoryTier: MemoryTierBudget?
 
     /// The embedded default of ``memoryTierBytes``, 8 MiB: room for the hot set of an app's screens
     /// (some 1,800 blobs of 4 KiB) at a small fraction of an app's memory; the kernel's page cache
@@ -45,7 +51,7 @@ public struct StoreConfiguration: Hashable, Sendable {
     public init(
         durability: Durability = .durable, maximumBlobSize: Int64 = 1 << 40, bucketCapacity: Int = 8192,
         inlineCachedReads: Bool = true, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system,
-        memoryTierBytes: Int = StoreConfiguration.defaultMemoryTierBytes
+        memoryTierBytes: Int = StoreConfiguration.defaultMemoryTierBytes, sharedMemoryTier: MemoryTierBudget? = nil
     ) {
         self.policy = policy
         self.clock = clock
@@ -55,6 +61,7 @@ public struct StoreConfiguration: Hashable, Sendable {
         self.inlineCachedReads = inlineCachedReads
         self.lockWait = lockWait
         self.memoryTierBytes = max(0, memoryTierBytes)
+        self.sharedMemoryTier = sharedMemoryTier
     }
 }
 

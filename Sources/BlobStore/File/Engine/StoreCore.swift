@@ -75,7 +75,9 @@ final class StoreCore: Sendable {
     /// needed, takes its lock, finishes an interrupted split and clears the temp files and
     /// unreclaimed versions a crash left behind; it never scans blobs. A read-only engine only reads
     /// the manifest, of a store that must exist.
-    init(root: String, name: String, mode: Mode, policy: StorePolicy? = nil, clock: StoreClock = .system) throws {
+    init(
+        root: String, name: String, mode: Mode, policy: StorePolicy? = nil, clock: StoreClock = .system, sharedMemoryTier: MemoryTierBudget? = nil
+    ) throws {
         try StoreName.validate(name)
         let paths = StorePaths(root: root, name: name)
         let label: String
@@ -118,7 +120,7 @@ final class StoreCore: Sendable {
         }
         let cache = CacheKeeper(paths: paths, label: label, clock: clock, readOnly: readOnly)
         let reads = ReadPath(queue: queue, index: index, reader: reader, follower: follower, hooks: hooks, marks: cache.marks)
-        let memoryTier = MemoryTier()
+        let memoryTier = MemoryTier(shared: sharedMemoryTier)
         self.memoryTier = memoryTier
         let applier = ChangeApplier(
             store: name, paths: paths, queue: queue, reclaimQueue: reclaimQueue, index: index, totals: totals, tier: memoryTier, hooks: hooks,
@@ -159,9 +161,12 @@ final class StoreCore: Sendable {
 
     /// ``init(root:name:mode:)`` for writing.
     convenience init(
-        root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system
+        root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system,
+        sharedMemoryTier: MemoryTierBudget? = nil
     ) throws {
-        try self.init(root: root, name: name, mode: .writing(bucketCapacity: bucketCapacity, lockWait: lockWait), policy: policy, clock: clock)
+        try self.init(
+            root: root, name: name, mode: .writing(bucketCapacity: bucketCapacity, lockWait: lockWait), policy: policy, clock: clock,
+            sharedMemoryTier: sharedMemoryTier)
     }
 
     /// ``init(root:name:mode:)`` for reading only.

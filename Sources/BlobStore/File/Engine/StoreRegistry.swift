@@ -13,9 +13,10 @@ enum StoreRegistry {
     private static let cores = Locked<[String: WeakCore]>([:])
 
     /// The engine of the store, opened for writing. `policy` (when not `nil`) is stored with the store
-    /// and applied, also to an engine already open; `clock` counts only for the open that makes the engine.
+    /// and applied, also to an engine already open; `clock` and `sharedMemoryTier` count only for the open that makes the engine.
     static func core(
-        root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system
+        root: String, name: String, bucketCapacity: Int, lockWait: Duration = .zero, policy: StorePolicy? = nil, clock: StoreClock = .system,
+        sharedMemoryTier: MemoryTierBudget? = nil
     ) throws -> StoreCore {
         let key = root + "/" + name
         return try cores.withLock { cores in
@@ -23,7 +24,9 @@ enum StoreRegistry {
                 if let policy, try existing.cache.policy() != policy { try existing.cache.setPolicy(policy) }
                 return existing
             }
-            let core = try StoreCore(root: root, name: name, bucketCapacity: bucketCapacity, lockWait: lockWait, policy: policy, clock: clock)
+            let core = try StoreCore(
+                root: root, name: name, bucketCapacity: bucketCapacity, lockWait: lockWait, policy: policy, clock: clock,
+                sharedMemoryTier: sharedMemoryTier)
             cores[key] = WeakCore(core)
             return core
         }

@@ -6,10 +6,11 @@ import Synchronization
 /// of a hot blob costs no file system call at all (STORAGE.md, "Memory tier").
 ///
 /// **Bound.** Every entry is charged its content plus ``cost(contentBytes:headerLength:)``'s
-/// overhead; the charged total stays within the budget (the largest
-/// ``StoreConfiguration/memoryTierBytes`` any instance on the engine asked for), except for the
-/// entries being added at that instant, which evict before they return. Blobs larger than
-/// ``largestBlob`` are never kept.
+/// overhead; the charged total stays within the ``budget``, except for the entries being added at
+/// that instant, which evict before they return. The budget is the tier's own (the largest
+/// ``StoreConfiguration/memoryTierBytes`` any instance on the engine asked for) or one shared with
+/// other stores' tiers (``StoreConfiguration/sharedMemoryTier``), whose charged total covers all of
+/// them and whose evictions go round all of them. Blobs larger than ``largestBlob`` are never kept.
 ///
 /// **Eviction: CLOCK.** Each entry has one reference bit, set by every hit; a sweeping hand (one per
 /// shard, the shards visited in turn) clears set bits and evicts the first entry whose bit is clear.
@@ -20,8 +21,8 @@ import Synchronization
 ///
 /// **Locks.** The entries are spread over ``shardCount`` shards by a hash of the identifier, each
 /// under its own mutex held only for a dictionary lookup or update (never for I/O): readers of
-/// different shards never wait for each other. The charged total is one atomic, touched only by
-/// fills and evictions, never by hits.
+/// different shards never wait for each other. The charged total is one atomic in the budget,
+/// touched only by fills, evictions and invalidations, never by hits.
 ///
 /// **Never stale.** A commit's barrier calls ``willChange(_:)`` before it changes any file and
 /// ``didChange(_:)`` after; the first drops the entries of the identifiers it changes and bumps
@@ -133,13 +134,19 @@ final class MemoryTier: Sendable {
     }
 
     private let shards: [Locked<Shard>]
-    private let budget = Atomic<Int>(0)
-    private let charged = Atomic<Int>(0)
-    /// The shard the next eviction starts at, so evictions go round all shards.
-    private let victim = Atomic<Int>(0)
+    /// What this tier is charged against: its own budget, or one shared with other stores' tiers.
+    let budget: MemoryTierBudget
 
-    init() {
+    /// A tier charged against `shared`, or against a budget of its own (0 until raised) when `nil`.
+    init(shared: MemoryTierBudget? = nil) {
         shards = (0..<MemoryTier.shardCount).map { _ in Locked(Shard()) }
+        budget = shared ?? MemoryTierBudget(bytes: 0, isPrivate: true)
+        budget.join(self)
+    }
+
+    deinit {
+        // A shared budget outlives this tier: give back what it was charged.
+        budget.charged.wrappingAdd(-shards.reduce(0) { $0 + $1.withLock(\.bytes) }, ordering: .relaxed)
     }
 
     /// What an entry of `contentBytes` whose blob header encodes in `headerLength` bytes is charged.
@@ -147,18 +154,14 @@ final class MemoryTier: Sendable {
         contentBytes + headerLength + fixedOverhead
     }
 
-    /// Raises the budget to `bytes` if that is more (instances on one engine share its tier).
+    /// Raises the tier's own budget to `bytes` if that is more (instances on one engine share its
+    /// tier); a shared budget is left as it is.
     func raiseBudget(to bytes: Int) {
-        var current = budget.load(ordering: .relaxed)
-        while bytes > current {
-            let (exchanged, original) = budget.compareExchange(expected: current, desired: bytes, ordering: .relaxed)
-            if exchanged { return }
-            current = original
-        }
+        if budget.isPrivate { budget.raise(to: bytes) }
     }
 
     /// Whether anything may be kept.
-    var isEnabled: Bool { budget.load(ordering: .relaxed) > 0 }
+    var isEnabled: Bool { budget.bytes > 0 }
 
     private static func shard(of identifier: String) -> Int {
         var hasher = Hasher()
@@ -200,7 +203,7 @@ final class MemoryTier: Sendable {
     func fill(_ header: BlobHeader, content: Data, ticket: Ticket?) {
         guard let ticket, header.size <= MemoryTier.largestBlob, Int64(content.count) == header.size else { return }
         let cost = MemoryTier.cost(contentBytes: content.count, headerLength: header.encodedLength)
-        guard cost <= budget.load(ordering: .relaxed) else { return }
+        guard cost <= budget.bytes else { return }
         let entry = Entry(metadata: header.metadata, content: content, expiresNanoseconds: header.expiresNanoseconds, cost: cost)
         let added: Int? = shards[ticket.shard].withLock { shard in
             guard shard.changing == 0, shard.generation == ticket.generation else { return nil }
@@ -221,29 +224,14 @@ final class MemoryTier: Sendable {
             return cost - freed
         }
         guard let added else { return }
-        charged.wrappingAdd(added, ordering: .relaxed)
-        evictWhileOverBudget(sparing: entry.metadata.identifier)
+        budget.charged.wrappingAdd(added, ordering: .relaxed)
+        budget.evictWhileOver(filler: self, sparing: entry.metadata.identifier)
     }
 
-    /// Evicts, visiting the shards in turn, until the charged total is within the budget. A shard
-    /// whose hand finds only recently used entries is left after clearing their bits, so an entry not
-    /// used since its hand last passed, in any shard, goes before one that was. The entry just filled
-    /// (`spared`) goes last: a fill must not evict itself while anything else can go.
-    private func evictWhileOverBudget(sparing spared: String) {
-        var spared: String? = spared
-        var fruitless = 0
-        while charged.load(ordering: .relaxed) > budget.load(ordering: .relaxed) {
-            // Two rounds without an eviction: the first cleared every bit, so nothing else is held.
-            if fruitless >= 2 * MemoryTier.shardCount {
-                guard spared != nil else { return }
-                spared = nil
-                fruitless = 0
-            }
-            let index = victim.wrappingAdd(1, ordering: .relaxed).oldValue & (MemoryTier.shardCount - 1)
-            let freed = shards[index].withLock { $0.evictOne(sparing: spared) }
-            fruitless = freed == 0 ? fruitless + 1 : 0
-            charged.wrappingAdd(-freed, ordering: .relaxed)
-        }
+    /// One turn of shard `index`'s CLOCK hand (see ``MemoryTierBudget/evictWhileOver(filler:sparing:)``);
+    /// returns the bytes freed, 0 when the turn found nothing to evict.
+    func evictOne(inShard index: Int, sparing spared: String?) -> Int {
+        shards[index].withLock { $0.evictOne(sparing: spared) }
     }
 
     // MARK: - Invalidation, in a commit's barrier
@@ -309,14 +297,14 @@ final class MemoryTier: Sendable {
                 }
             }
         }
-        if freed != 0 { charged.wrappingAdd(-freed, ordering: .relaxed) }
+        if freed != 0 { budget.charged.wrappingAdd(-freed, ordering: .relaxed) }
     }
 
     // MARK: - Figures
 
     /// Counters and occupancy, summed over the shards (each read under its lock; the sum is not one instant).
     var statistics: MemoryTierStatistics {
-        var figures = MemoryTierStatistics(budgetBytes: budget.load(ordering: .relaxed))
+        var figures = MemoryTierStatistics(budgetBytes: budget.bytes)
         for shard in shards {
             shard.withLock { shard in
                 figures.bytes += shard.bytes
