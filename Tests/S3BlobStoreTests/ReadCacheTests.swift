@@ -253,6 +253,19 @@ import Testing
         #expect(setup.cache.occupancy.entries == 1 && setup.backend.fetched == 2)
     }
 
+    /// SCALE-OUT.md's defaults: blobs up to 64 KiB in memory, those entries bounded by 64 MiB or the cache size.
+    @Test(arguments: [(65_536, true), (65_537, false)])
+    func upTo64KiBAnEntryIsHeldInMemoryByDefault(size: Int, inMemory: Bool) async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        try await setup.write("edge", String(repeating: "e", count: size))
+        let read = try setup.read("edge")
+        #expect(read.text.utf8.count == size && read.fromFile == !inMemory)
+        #expect(try setup.entryFiles().count == (inMemory ? 0 : 1))
+        #expect(S3ReadCacheConfiguration(folder: "/unused").memoryCapacityBytes == 64 << 20)
+        #expect(S3ReadCacheConfiguration(folder: "/unused", capacityBytes: 1 << 20).memoryCapacityBytes == 1 << 20)
+    }
+
     @Test func entriesHeldInMemoryStayWithinTheirOwnBound() async throws {
         // Four small blobs of 1,000 bytes (1,256 each in memory, three fit in 4,000) and one larger
         // blob in a file; the cache as a whole has room for all.
