@@ -7,9 +7,10 @@ import Foundation
 /// conditional GET (`If-None-Match` with the object's ETag): `304` serves the entry (from memory for
 /// a small blob, else from its file with `sendfile`), new content replaces the entry. Within the
 /// configured staleness bound since the last such answer, the entry is served without asking. A miss
-/// reads the whole blob once, into a new entry, and serves that. Puts, removes and remove-all through this store drop the entries
-/// they change before they are acknowledged; a change reported by the backend's observers (another
-/// fleet member's) makes the entry due for validation. Everything else goes straight to `backend`.
+/// reads the whole blob once, into a new entry, and serves that. Puts, removes and remove-all
+/// through this store drop the entries they change before they are acknowledged; a change reported
+/// by the backend's observers (another fleet member's) makes the entry due for validation.
+/// Everything else goes straight to `backend`.
 package final class S3CachedStore: ServedBackend {
     /// The store on S3.
     package let backend: any ServedBackend & S3ConditionalReading
