@@ -18,6 +18,8 @@ final class ReadCacheFakeStore: ServedBackend, S3ConditionalReading {
         var unavailable = false
         /// Changes are not passed to observers (a writer elsewhere whose change is not reported).
         var unreported = false
+        /// Fetches give readers that check the content themselves (as ``S3BlobStore``'s do).
+        var readerChecks = false
     }
     private let state = Locked(State())
 
@@ -30,6 +32,7 @@ final class ReadCacheFakeStore: ServedBackend, S3ConditionalReading {
     func damageNextFetch() { state.withLock { $0.damageNextFetch = true } }
     func setUnavailable(_ value: Bool) { state.withLock { $0.unavailable = value } }
     func setUnreported(_ value: Bool) { state.withLock { $0.unreported = value } }
+    func setReaderChecks(_ value: Bool) { state.withLock { $0.readerChecks = value } }
 
     static func objectETag(_ metadata: BlobMetadata) -> String {
         "\(metadata.etag.rawValue)-\(Int64(metadata.modified.timeIntervalSince1970 * 1e9))"
@@ -56,7 +59,8 @@ final class ReadCacheFakeStore: ServedBackend, S3ConditionalReading {
             return state.damageNextFetch
         }
         if damage, !content.isEmpty { content[content.startIndex] ^= 0xFF }
-        return .fetched(S3StoredVersion(metadata: blob.metadata, objectETag: etag), DataReader(content))
+        let reader: any S3ContentReader = state.withLock { $0.readerChecks } ? CheckingDataReader(content, expected: blob.metadata.etag) : DataReader(content)
+        return .fetched(S3StoredVersion(metadata: blob.metadata, objectETag: etag), reader)
     }
 
     var name: String { memory.name }
@@ -91,6 +95,34 @@ final class DataReader: S3ContentReader, @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let count = min(buffer.count, data.count - offset, 1000)
         guard count > 0 else { return 0 }
+        data.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+        offset += count
+        return count
+    }
+    func close() { offset = data.count }
+}
+
+/// Content in memory, read in pieces of at most 1,000 bytes and checked against `expected` as
+/// ``S3BlobStore``'s reader checks: the piece holding the last byte comes only once the whole
+/// content has matched, else the read throws `corrupt`.
+final class CheckingDataReader: S3ContentReader, @unchecked Sendable {
+    private let data: Data
+    private let expected: ETag
+    private var offset = 0
+    private var hasher = XXH64()
+    init(_ data: Data, expected: ETag) {
+        self.data = data
+        self.expected = expected
+    }
+    var checksContent: Bool { true }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = min(buffer.count, data.count - offset, 1000)
+        guard count > 0 else { return 0 }
+        data.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+        if offset + count == data.count, ETag(checksum: hasher.finalize()) != expected {
+            offset = data.count
+            throw BlobStoreError.corrupt(path: "s3://fake/object", reason: "the content's XXH64 is not \(expected)")
+        }
         data.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
         offset += count
         return count

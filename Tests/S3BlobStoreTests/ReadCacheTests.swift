@@ -16,11 +16,15 @@ import Testing
         let clock = ReadCacheClock()
         let log = ReadCacheLog()
 
-        init(capacity: Int64 = 1 << 20, maximumEntry: Int64 = 1 << 20, staleness: Double = 0) throws {
+        /// `memoryLimit` 0: every entry in a file.
+        init(
+            capacity: Int64 = 1 << 20, maximumEntry: Int64 = 1 << 20, memoryLimit: Int64 = S3ReadCacheConfiguration.defaultMemoryEntryLimit,
+            memoryCapacity: Int64 = S3ReadCacheConfiguration.defaultMemoryCapacityBytes, staleness: Double = 0
+        ) throws {
             backend = try ReadCacheFakeStore()
             cache = try S3ReadCache(S3ReadCacheConfiguration(
-                folder: folder.path, capacityBytes: capacity, maximumEntryBytes: maximumEntry, stalenessSeconds: staleness,
-                log: log.sink, now: clock.read))
+                folder: folder.path, capacityBytes: capacity, maximumEntryBytes: maximumEntry, memoryEntryLimit: memoryLimit,
+                memoryCapacityBytes: memoryCapacity, stalenessSeconds: staleness, log: log.sink, now: clock.read))
             store = S3CachedStore(backend, cache: cache)
         }
 
@@ -43,7 +47,7 @@ import Testing
     }
 
     @Test func aHitIsValidatedWithA304AndServedFromTheEntryFile() async throws {
-        let setup = try Setup()
+        let setup = try Setup(memoryLimit: 0)
         defer { setup.folder.remove() }
         let stored = try await setup.write("a/b", "hello cache")
         let first = try setup.read("a/b")
@@ -62,8 +66,10 @@ import Testing
         #expect(try setup.entryFiles().count == 1)
     }
 
-    @Test func aChangeByAnotherWriterIsSeenByTheNextRead() async throws {
-        let setup = try Setup()
+    /// Entries in files (`memoryLimit` 0) and in memory.
+    @Test(arguments: [0, S3ReadCacheConfiguration.defaultMemoryEntryLimit])
+    func aChangeByAnotherWriterIsSeenByTheNextRead(memoryLimit: Int64) async throws {
+        let setup = try Setup(memoryLimit: memoryLimit)
         defer { setup.folder.remove() }
         try await setup.write("k", "version one")
         #expect(try setup.read("k").text == "version one")
@@ -72,15 +78,16 @@ import Testing
         #expect(setup.backend.fetched == 2 && setup.backend.notModified == 0)
         #expect(try setup.read("k").text == "version two, longer")
         #expect(setup.backend.notModified == 1)
-        #expect(try setup.entryFiles().count == 1, "the new version replaced the entry")
+        #expect(try setup.cache.occupancy.entries == 1 && setup.entryFiles().count == (memoryLimit == 0 ? 1 : 0), "the new version replaced the entry")
 
         _ = try await setup.backend.memory.remove("k", condition: .none)
         #expect(throws: BlobStoreError.notFound(store: "photos", identifier: "k")) { try setup.read("k") }
         #expect(try setup.cache.occupancy.entries == 0 && setup.entryFiles().isEmpty, "a blob gone from the object store drops its entry")
     }
 
-    @Test func putsRemovesAndRemoveAllThroughTheCacheDropEntries() async throws {
-        let setup = try Setup()
+    @Test(arguments: [0, S3ReadCacheConfiguration.defaultMemoryEntryLimit])
+    func putsRemovesAndRemoveAllThroughTheCacheDropEntries(memoryLimit: Int64) async throws {
+        let setup = try Setup(memoryLimit: memoryLimit)
         defer { setup.folder.remove() }
         for name in ["p", "q", "r"] {
             try await setup.write(name, "old \(name)")
@@ -104,8 +111,9 @@ import Testing
         #expect(try setup.cache.occupancy.entries == 0 && setup.entryFiles().isEmpty)
     }
 
-    @Test func withinTheStalenessBoundAnEntryIsServedWithoutAsking() async throws {
-        let setup = try Setup(staleness: 10)
+    @Test(arguments: [0, S3ReadCacheConfiguration.defaultMemoryEntryLimit])
+    func withinTheStalenessBoundAnEntryIsServedWithoutAsking(memoryLimit: Int64) async throws {
+        let setup = try Setup(memoryLimit: memoryLimit, staleness: 10)
         defer { setup.folder.remove() }
         try await setup.write("s", "first")
         #expect(try setup.read("s").text == "first")
@@ -128,7 +136,7 @@ import Testing
 
     @Test func entriesBeyondTheCapacityAreEvictedLeastRecentlyUsedFirst() async throws {
         // Each entry is a header (~80 bytes) plus 1,000 content bytes: three fit in 3,500.
-        let setup = try Setup(capacity: 3_500)
+        let setup = try Setup(capacity: 3_500, memoryLimit: 0)
         defer { setup.folder.remove() }
         for name in ["a", "b", "c", "d"] {
             try await setup.write(name, String(repeating: name, count: 1000))
@@ -157,8 +165,9 @@ import Testing
         #expect(setup.cache.occupancy.entries == 0 && setup.backend.opened == 1)
     }
 
-    @Test func contentThatDoesNotMatchItsETagIsNeverCachedOrServed() async throws {
-        let setup = try Setup()
+    @Test(arguments: [0, S3ReadCacheConfiguration.defaultMemoryEntryLimit])
+    func contentThatDoesNotMatchItsETagIsNeverCachedOrServed(memoryLimit: Int64) async throws {
+        let setup = try Setup(memoryLimit: memoryLimit)
         defer { setup.folder.remove() }
         try await setup.write("d", "some content to damage")
         setup.backend.damageNextFetch()
@@ -171,7 +180,7 @@ import Testing
 
     @Test(arguments: [14, 200_000])
     func aDamagedEntryFileFallsBackToTheObjectStoreWithALogLine(size: Int) async throws {
-        let setup = try Setup()
+        let setup = try Setup(memoryLimit: 0)
         defer { setup.folder.remove() }
         let content = String(repeating: "precious bytes ", count: size / 15 + 1).prefix(size)
         try await setup.write("e", String(content))
@@ -221,6 +230,104 @@ import Testing
         withExtendedLifetime(cache) {}
     }
 
+    @Test func aSmallBlobsEntryIsHeldInMemoryAndStillValidatedOnEveryRead() async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        let text = String(repeating: "small blob ", count: 372)  // 4,092 bytes
+        let stored = try await setup.write("s/4k", text)
+        let first = try setup.read("s/4k")
+        #expect(first.text == text && !first.fromFile, "served from the bytes just received")
+        #expect(try setup.entryFiles().isEmpty, "no file for a small blob's entry")
+        #expect(setup.cache.occupancy.entries == 1 && setup.cache.counters.fills == 1)
+        for _ in 0..<2 {
+            let again = try setup.store.open("s/4k")
+            #expect(again.metadata == stored && again.fileBody == nil && again.readsWithoutWaiting)
+            #expect(String(decoding: try again.read(0..<again.metadata.size), as: UTF8.self) == text)
+            #expect(String(decoding: try again.read(6..<10), as: UTF8.self) == "blob")
+            again.close()
+        }
+        #expect(setup.backend.fetched == 1 && setup.backend.notModified == 2, "every hit asked the object store (staleness 0)")
+        #expect(setup.cache.counters.hits == 2)
+        try await setup.write("s/4k", "changed elsewhere")
+        #expect(try setup.read("s/4k").text == "changed elsewhere")
+        #expect(setup.cache.occupancy.entries == 1 && setup.backend.fetched == 2)
+    }
+
+    /// SCALE-OUT.md's defaults: blobs up to 64 KiB in memory, those entries bounded by 64 MiB or the cache size.
+    @Test(arguments: [(65_536, true), (65_537, false)])
+    func upTo64KiBAnEntryIsHeldInMemoryByDefault(size: Int, inMemory: Bool) async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        try await setup.write("edge", String(repeating: "e", count: size))
+        let read = try setup.read("edge")
+        #expect(read.text.utf8.count == size && read.fromFile == !inMemory)
+        #expect(try setup.entryFiles().count == (inMemory ? 0 : 1))
+        #expect(S3ReadCacheConfiguration(folder: "/unused").memoryCapacityBytes == 64 << 20)
+        #expect(S3ReadCacheConfiguration(folder: "/unused", capacityBytes: 1 << 20).memoryCapacityBytes == 1 << 20)
+    }
+
+    @Test func entriesHeldInMemoryStayWithinTheirOwnBound() async throws {
+        // Four small blobs of 1,000 bytes (1,256 each in memory, three fit in 4,000) and one larger
+        // blob in a file; the cache as a whole has room for all.
+        let setup = try Setup(memoryLimit: 2_000, memoryCapacity: 4_000)
+        defer { setup.folder.remove() }
+        try await setup.write("large", String(repeating: "L", count: 3_000))
+        _ = try setup.read("large")
+        for name in ["a", "b", "c", "d"] {
+            try await setup.write(name, String(repeating: name, count: 1_000))
+            _ = try setup.read(name)
+        }
+        #expect(setup.cache.occupancy.entries == 4, "three small ones and the large one")
+        #expect(setup.cache.counters.evictions == 1)
+        #expect(try setup.entryFiles().count == 1)
+        let fetched = setup.backend.fetched
+        for name in ["large", "b", "c", "d"] { _ = try setup.read(name) }
+        #expect(setup.backend.fetched == fetched, "the entry in a file stayed; the oldest small one, a, went")
+        _ = try setup.read("a")
+        #expect(setup.backend.fetched == fetched + 1)
+    }
+
+    /// A reader that checks the content itself (as ``S3BlobStore``'s does) and fails at its end: the
+    /// read fails, nothing is kept, nothing partial is served.
+    @Test(arguments: [4_000, 300_000])
+    func aFillWhoseReaderFindsDamageFailsAndKeepsNothing(size: Int) async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        setup.backend.setReaderChecks(true)
+        let content = String(repeating: "damaged in flight ", count: size / 18 + 1).prefix(size)
+        try await setup.write("x", String(content))
+        setup.backend.damageNextFetch()
+        #expect {
+            try setup.read("x")
+        } throws: { error in
+            guard case BlobStoreError.corrupt = error else { return false }
+            return true
+        }
+        #expect(try setup.cache.occupancy.entries == 0 && setup.entryFiles().isEmpty)
+        #expect(setup.backend.opened == 0, "no second download: the reader's failure is the answer")
+        #expect(try setup.read("x").text == content, "the next read fills")
+        #expect(setup.cache.occupancy.entries == 1)
+    }
+
+    /// Cold reads of one blob at once each fill an entry; one stays, and no file is left behind.
+    @Test(arguments: [4_000, 300_000])
+    func concurrentColdReadsOfOneBlobLeaveOneEntry(size: Int) async throws {
+        let setup = try Setup()
+        defer { setup.folder.remove() }
+        let content = String(repeating: "read at once ", count: size / 13 + 1).prefix(size)
+        try await setup.write("c", String(content))
+        let texts = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let text = (try? setup.read("c").text) ?? "failed"
+            texts.withLock { $0.append(text) }
+        }
+        #expect(texts.withLock { $0 }.allSatisfy { $0 == content })
+        #expect(setup.cache.occupancy.entries == 1)
+        let files = try setup.entryFiles()
+        #expect(files.count == (size > 65_536 ? 1 : 0), "\(files)")
+        #expect(setup.cache.occupancy.bytes < Int64(2 * size), "one entry counted")
+    }
+
     @Test func theClockGivesARecentlyUsedEntryASecondChance() {
         var index = S3ReadCacheIndex()
         let keys = (0..<4).map { S3CacheKey(store: "s", identifier: "\($0)") }
@@ -234,5 +341,18 @@ import Testing
         #expect(index.evict(toFit: 20) == ["2"], "1 was used again since the hand passed it")
         #expect(index.totalBytes == 20 && index.count == 2)
         #expect(index.remove(keys[3]) == "3" && index.removeAll(store: "s") == ["1"] && index.count == 0)
+    }
+
+    @Test func theClockKeepsEntriesInMemoryUnderTheirBoundAndPassesOverFiles() {
+        var index = S3ReadCacheIndex()
+        let held = S3HeldVersion(metadata: BlobMetadata(identifier: "m", size: 0, contentType: "x/y", etag: ETag(checksum: 0), created: Date(), modified: Date()), content: Data())
+        _ = index.insert(S3CacheKey(store: "s", identifier: "f0"), S3CacheEntry(fileName: "0", bytes: 10, objectETag: "e", validatedAt: 1))
+        for number in 1...3 {
+            _ = index.insert(S3CacheKey(store: "s", identifier: "m\(number)"), S3CacheEntry(held: held, bytes: 10, objectETag: "e", validatedAt: 1))
+        }
+        #expect(index.totalBytes == 40 && index.memoryBytes == 30)
+        #expect(index.evict(toFit: 100, memory: 20).isEmpty, "an entry in memory has no file to delete")
+        #expect(index.count == 3 && index.memoryBytes == 20 && index.peek(S3CacheKey(store: "s", identifier: "f0")) != nil, "the file's entry was passed over")
+        #expect(index.peek(S3CacheKey(store: "s", identifier: "m1")) == nil, "the first in memory went")
     }
 }

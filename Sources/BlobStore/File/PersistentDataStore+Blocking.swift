@@ -133,6 +133,13 @@ public final class BlobReadHandle: Sendable {
         }
     }
 
+    /// Skips the check of the content, for a file whose writer has just checked every byte it wrote
+    /// against the header's checksum (an S3 read cache's new entry), so serving it does not read
+    /// and hash it all again.
+    package func markContentChecked() {
+        state.withLock { $0.check.trustWriter() }
+    }
+
     /// Closes the file once no read is running; later reads throw, later calls do nothing.
     public func close() {
         state.withLock { state in

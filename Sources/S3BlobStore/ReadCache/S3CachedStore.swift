@@ -4,12 +4,13 @@ import Foundation
 /// A store on S3 read through a daemon's ``S3ReadCache``: what blobd serves for each S3 store.
 ///
 /// A read of a cached blob asks the object store whether the entry is still current with a
-/// conditional GET (`If-None-Match` with the object's ETag): `304` serves the entry's file (with
-/// `sendfile`), new content replaces the entry. Within the configured staleness bound since the
-/// last such answer, the entry is served without asking. A miss reads the whole blob once, into a
-/// new entry, and serves that. Puts, removes and remove-all through this store drop the entries
-/// they change before they are acknowledged; a change reported by the backend's observers (another
-/// fleet member's) makes the entry due for validation. Everything else goes straight to `backend`.
+/// conditional GET (`If-None-Match` with the object's ETag): `304` serves the entry (from memory for
+/// a small blob, else from its file with `sendfile`), new content replaces the entry. Within the
+/// configured staleness bound since the last such answer, the entry is served without asking. A miss
+/// reads the whole blob once, into a new entry, and serves that. Puts, removes and remove-all
+/// through this store drop the entries they change before they are acknowledged; a change reported
+/// by the backend's observers (another fleet member's) makes the entry due for validation.
+/// Everything else goes straight to `backend`.
 package final class S3CachedStore: ServedBackend {
     /// The store on S3.
     package let backend: any ServedBackend & S3ConditionalReading
@@ -72,11 +73,11 @@ package final class S3CachedStore: ServedBackend {
     /// not keep, is read from the backend itself.
     private func fill(_ key: S3CacheKey, _ answer: S3Fetch) throws -> any ServedBlob {
         guard case .fetched(let version, let reader) = answer else { return try backend.open(key.identifier) }
-        guard version.metadata.size <= cache.maximumEntryBytes - Int64(BlobFile.header(for: version.metadata).count) else {
+        guard cache.admits(version.metadata) else {
             reader.close()
             return try backend.open(key.identifier)
         }
-        if let handle = try cache.fill(key, version, from: reader) { return handle }
+        if let served = try cache.fill(key, version, from: reader) { return served }
         return try backend.open(key.identifier)
     }
 

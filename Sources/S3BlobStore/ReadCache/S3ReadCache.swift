@@ -12,14 +12,17 @@ import Glibc
 /// **Files.** The cache owns a folder: `lock` (an exclusive `flock` for as long as the cache lives,
 /// so two daemons never share one folder) and `entries/`, which is emptied when the cache starts
 /// (the table of entries lives in memory only, so a restart begins cold; no entry outlives the
-/// process that knew its S3 ETag). Each entry is one file in the file store's blob format (header
-/// with the metadata and the content's XXH64, then the content), written under a temp name and
-/// renamed into place whole, under a name never reused while the cache lives.
+/// process that knew its S3 ETag). An entry of a small blob (up to
+/// ``S3ReadCacheConfiguration/memoryEntryLimit``) is held in memory, under a bound of its own
+/// within the capacity; a larger one is one file in the file store's blob format (header with the
+/// metadata and the content's XXH64, then the content), under a name never reused while the cache
+/// lives, which joins the table only once written whole.
 ///
-/// **Checks.** A fill hashes the content as it arrives and keeps the entry only when its size and
-/// XXH64 match the blob's metadata (its ETag). Every read of an entry checks the content against
-/// that ETag again (``BlobReadHandle``), so a damaged file is never served whole; a file that cannot
-/// be opened or read is dropped, logged, and the read goes to the object store.
+/// **Checks.** A fill checks the content against the blob's size and XXH64 (its ETag) once, as it
+/// arrives, and keeps the entry only when it matches. Every later read of an entry in a file checks
+/// its content against that ETag again (``BlobReadHandle``), so a damaged file is never served
+/// whole; a file that cannot be opened or read is dropped, logged, and the read goes to the object
+/// store. An entry in memory is served as it was checked.
 ///
 /// **Concurrency.** The table, counters and fills in flight are owned by one mutex, held for
 /// bookkeeping only; file I/O runs on the calling (blocking-work) thread outside it.
@@ -106,14 +109,17 @@ package final class S3ReadCache: Sendable {
         state.withLock { $0.index.markValidated(key, objectETag: entry.objectETag, at: now) }
     }
 
-    /// Opens `entry`'s file for serving. A file that is missing, damaged or unreadable drops the
-    /// entry (logged, counted as a fallback) and gives `nil`: the caller reads from the object store.
-    func open(_ key: S3CacheKey, _ entry: S3CacheEntry) -> BlobReadHandle? {
-        let path = entriesFolder + "/" + entry.fileName
+    /// Opens `entry` for serving: one held in memory as it is (it was checked when it arrived), one
+    /// in a file from that file. A file that is missing, damaged or unreadable drops the entry
+    /// (logged, counted as a fallback) and gives `nil`: the caller reads from the object store.
+    func open(_ key: S3CacheKey, _ entry: S3CacheEntry) -> (any ServedBlob)? {
+        if let held = entry.held { return S3ServedBlob(metadata: held.metadata, content: held.content, file: nil) }
+        guard let fileName = entry.fileName else { return nil }
+        let path = entriesFolder + "/" + fileName
         do {
             guard let handle = try BlobFile.open(path: path, store: key.store, identifier: key.identifier) else {
                 // Dropped (and deleted) since it was looked up: not a fault.
-                forget(key, fileName: entry.fileName)
+                forget(key, fileName: fileName)
                 return nil
             }
             // Checked whole now up to 1 MiB (a hash of what was just read, or of a file the page
@@ -126,10 +132,10 @@ package final class S3ReadCache: Sendable {
             } else if size <= Self.checkedOnOpenLimit {
                 try handle.checkContent(throughFileOffset: handle.contentOffset + size, isLast: true)
             }
-            return handle
+            return S3ServedBlob(metadata: handle.metadata, content: nil, file: handle)
         } catch {
             configuration.log("read cache: entry \(path) for blob '\(key.identifier)' in store '\(key.store)' is unusable (\(error)); dropped, reading from the object store")
-            forget(key, fileName: entry.fileName)
+            forget(key, fileName: fileName)
             state.withLock { $0.counters.fallbacks += 1 }
             return nil
         }
@@ -152,15 +158,36 @@ package final class S3ReadCache: Sendable {
 
     // MARK: Filling
 
-    /// Writes `version` (its content read from `reader`, which this reads to the end or closes) as
-    /// `key`'s entry and opens it for serving. `nil` when the cache could not keep it (a local I/O
-    /// error, or content that does not match the version's size and ETag; logged): the caller reads
-    /// from the object store instead. Throws only what reading `reader` throws (the object store's failure).
-    func fill(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader) throws -> BlobReadHandle? {
-        let header = BlobFile.header(for: version.metadata)
+    /// What an entry held in memory counts beyond its content: its share of the table.
+    package static let memoryEntryOverhead: Int64 = 256
+
+    /// Whether a version of `size` bytes is held in memory rather than in a file.
+    private func holdsInMemory(_ size: Int64) -> Bool {
+        size <= configuration.memoryEntryLimit && size <= maximumEntryBytes && size + Self.memoryEntryOverhead <= configuration.memoryCapacityBytes
+    }
+
+    /// Whether the cache takes a version of `metadata` (else it is read from the object store each time).
+    func admits(_ metadata: BlobMetadata) -> Bool {
+        holdsInMemory(metadata.size) || metadata.size <= maximumEntryBytes - Int64(BlobFile.header(for: metadata).count)
+    }
+
+    /// Reads `version`'s content from `reader` (to the end, or closing it) into `key`'s new entry, and
+    /// returns the version to serve. A small blob's entry is held in memory; a larger one is written
+    /// to a file in the entries folder, which joins the table only once written whole (the table is
+    /// in memory and the folder is emptied at start, so a partly written file is never served).
+    ///
+    /// The content is checked against the version's size and XXH64 as it arrives, once: by the
+    /// reader itself when it checks (``S3ContentReader/checksContent``; its last piece comes only once
+    /// the check has passed, else it throws), else here. `nil` when the cache could not keep it (a
+    /// local I/O error, or content that does not match; logged): the caller reads from the object
+    /// store instead. Throws only what reading `reader` throws (the object store's failure, or its
+    /// reader's failed check), and nothing is kept then.
+    func fill(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader) throws -> (any ServedBlob)? {
+        let inMemory = holdsInMemory(version.metadata.size)
         let fileNumber = state.withLock { state -> UInt64 in
-            state.nextFile += 1
             state.fillsInFlight[key, default: (0, false)].count += 1
+            if inMemory { return 0 }
+            state.nextFile += 1
             return state.nextFile
         }
         defer {
@@ -171,30 +198,58 @@ package final class S3ReadCache: Sendable {
                 }
             }
         }
-        let fileName = String(fileNumber)
+        return inMemory
+            ? try fillInMemory(key, version, from: reader)
+            : try fillFile(key, version, from: reader, fileName: String(fileNumber))
+    }
+
+    private func fillInMemory(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader) throws -> (any ServedBlob)? {
+        let size = Int(version.metadata.size)
+        var content = Data(count: size)
+        let matches = try content.withUnsafeMutableBytes { raw in
+            var hasher = reader.checksContent ? nil : XXH64()
+            var received = 0
+            while received < size {
+                let count = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[received...]))
+                if count == 0 { break }
+                hasher?.update(UnsafeRawBufferPointer(rebasing: raw[received..<received + count]))
+                received += count
+            }
+            // One more read: the end (or bytes beyond the size), and the check of content that filled the buffer exactly.
+            var spare: UInt8 = 0
+            let beyond = try withUnsafeMutableBytes(of: &spare) { try reader.read(into: $0) }
+            return verdict(key, version, received: Int64(received + beyond), hasher: hasher, reader: reader)
+        }
+        let served = S3ServedBlob(metadata: version.metadata, content: content, file: nil)
+        guard matches else {
+            state.withLock { $0.counters.fallbacks += 1 }
+            return nil
+        }
+        let entry = S3CacheEntry(
+            held: S3HeldVersion(metadata: version.metadata, content: content), bytes: version.metadata.size + Self.memoryEntryOverhead,
+            objectETag: version.objectETag, validatedAt: max(configuration.now(), 1))
+        delete(keep(key, entry))
+        return served
+    }
+
+    private func fillFile(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader, fileName: String) throws -> (any ServedBlob)? {
+        let header = BlobFile.header(for: version.metadata)
         let path = entriesFolder + "/" + fileName
-        let temporary = path + ".tmp"
         let written: Bool
         do {
-            written = try write(header: header, version: version, from: reader, to: temporary, key: key)
+            written = try write(header: header, version: version, from: reader, to: path, key: key)
         } catch let failure as LocalFailure {
             reader.close()
-            _ = try? FileSystem.unlinkIfExists(temporary)
-            configuration.log("read cache: cannot write \(temporary) for blob '\(key.identifier)' in store '\(key.store)' (\(failure.reason)); reading from the object store")
+            _ = try? FileSystem.unlinkIfExists(path)
+            configuration.log("read cache: cannot write \(path) for blob '\(key.identifier)' in store '\(key.store)' (\(failure.reason)); reading from the object store")
             state.withLock { $0.counters.fallbacks += 1 }
             return nil
         } catch {
-            _ = try? FileSystem.unlinkIfExists(temporary)
+            _ = try? FileSystem.unlinkIfExists(path)
             throw error
         }
         guard written else {
-            _ = try? FileSystem.unlinkIfExists(temporary)
-            state.withLock { $0.counters.fallbacks += 1 }
-            return nil
-        }
-        do { try FileSystem.rename(temporary, to: path) } catch {
-            _ = try? FileSystem.unlinkIfExists(temporary)
-            configuration.log("read cache: cannot rename \(temporary) to \(path) (\(error)); reading from the object store")
+            _ = try? FileSystem.unlinkIfExists(path)
             state.withLock { $0.counters.fallbacks += 1 }
             return nil
         }
@@ -204,22 +259,34 @@ package final class S3ReadCache: Sendable {
             configuration.log("read cache: cannot open the entry just written, \(path) (\(error)); reading from the object store")
             handle = nil
         }
+        guard let handle else {
+            _ = try? FileSystem.unlinkIfExists(path)
+            state.withLock { $0.counters.fallbacks += 1 }
+            return nil
+        }
+        // Its content was checked on its way into the file, just now: sending it does not hash it again.
+        handle.markContentChecked()
         let entry = S3CacheEntry(
             fileName: fileName, bytes: Int64(header.count) + version.metadata.size, objectETag: version.objectETag,
             validatedAt: max(configuration.now(), 1))
-        let obsolete: [String] = state.withLock { state in
+        delete(keep(key, entry))
+        return S3ServedBlob(metadata: handle.metadata, content: nil, file: handle)
+    }
+
+    /// Puts a filled entry in the table, unless its blob changed through this daemon while it was
+    /// filled (its version may be older than the change); evicts what no longer fits. Returns the
+    /// files to delete: the replaced and evicted entries', or the new one's when it is not kept.
+    private func keep(_ key: S3CacheKey, _ entry: S3CacheEntry) -> [String] {
+        state.withLock { state in
             let changedMeanwhile = state.fillsInFlight[key]?.changed ?? false
-            guard handle != nil, !changedMeanwhile else { return [fileName] }
+            guard !changedMeanwhile else { return entry.fileName.map { [$0] } ?? [] }
             state.counters.fills += 1
             var obsolete = state.index.insert(key, entry).map { [$0] } ?? []
-            let evicted = state.index.evict(toFit: configuration.capacityBytes)
-            state.counters.evictions += evicted.count
-            obsolete += evicted
+            let before = state.index.count
+            obsolete += state.index.evict(toFit: configuration.capacityBytes, memory: configuration.memoryCapacityBytes)
+            state.counters.evictions += before - state.index.count
             return obsolete
         }
-        delete(obsolete)
-        if handle == nil { state.withLock { $0.counters.fallbacks += 1 } }
-        return handle
     }
 
     /// A local file operation failed while filling (the object store is not at fault).
@@ -227,19 +294,23 @@ package final class S3ReadCache: Sendable {
         var reason: String
     }
 
-    /// Writes the entry's file: the header, then the content as it arrives, hashed on the way.
-    /// Returns whether the content matched `version`'s size and ETag (a mismatch is logged).
+    /// How much of the content one read from the object store and one write to the entry's file take at most.
+    private static let fillPiece = 256 * 1024
+
+    /// Writes the entry's file: the header, then the content as it arrives (hashed on the way unless
+    /// `reader` checks it). Returns whether the content matched `version`'s size and ETag (a
+    /// mismatch is logged).
     private func write(header: [UInt8], version: S3StoredVersion, from reader: any S3ContentReader, to path: String, key: S3CacheKey) throws -> Bool {
         let file: FileDescriptor
-        do { file = try FileDescriptor.open(path, [.writeOnly, .create, .exclusive], permissions: 0o600) } catch {
+        do { file = try FileDescriptor.open(path, [.writeOnly, .create, .exclusive, .closeOnExec], permissions: 0o600) } catch {
             throw LocalFailure(reason: "open: \(error)")
         }
         defer { try? file.close() }
         do { try header.withUnsafeBytes { try file.writeAll($0) } } catch { throw LocalFailure(reason: "write: \(error)") }
         let size = version.metadata.size
-        var hasher = XXH64()
+        var hasher = reader.checksContent ? nil : XXH64()
         var received: Int64 = 0
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(Int64(Self.fillPiece), max(size, 1))) + 1, alignment: 16)
         defer { buffer.deallocate() }
         while true {
             let count = try reader.read(into: buffer)
@@ -247,15 +318,23 @@ package final class S3ReadCache: Sendable {
             received += Int64(count)
             if received > size { break }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-            hasher.update(bytes)
+            hasher?.update(bytes)
             do { try file.writeAll(bytes) } catch { throw LocalFailure(reason: "write: \(error)") }
         }
+        return verdict(key, version, received: received, hasher: hasher, reader: reader)
+    }
+
+    /// Whether content of `received` bytes (hashed by `hasher`, or checked by `reader` when `nil`)
+    /// is `version`'s; a mismatch is logged and closes `reader`.
+    private func verdict(_ key: S3CacheKey, _ version: S3StoredVersion, received: Int64, hasher: XXH64?, reader: any S3ContentReader) -> Bool {
+        let size = version.metadata.size
         let blob = "blob '\(key.identifier)' in store '\(key.store)' (object ETag \(version.objectETag))"
         guard received == size else {
             reader.close()
             configuration.log("read cache: \(blob) sent \(received > size ? "more than" : "\(received) of") its \(size) bytes; not cached, reading from the object store")
             return false
         }
+        guard let hasher else { return true }
         let etag = ETag(checksum: hasher.finalize())
         guard etag == version.metadata.etag else {
             configuration.log("read cache: \(blob) has content with XXH64 \(etag), not its ETag \(version.metadata.etag); not cached, reading from the object store")
@@ -295,7 +374,7 @@ package final class S3ReadCache: Sendable {
         state.withLock { $0.index.markAllStale(store: store) }
     }
 
-    /// Drops `key`'s entry if it is still the one in `fileName`.
+    /// Drops `key`'s entry if it is still the one in the file `fileName`.
     private func forget(_ key: S3CacheKey, fileName: String) {
         let name: String? = state.withLock { state in
             guard state.index.peek(key)?.fileName == fileName else { return nil }

@@ -8,6 +8,10 @@ package struct S3ReadCacheConfiguration: Sendable {
     package var capacityBytes: Int64
     /// Blobs larger than this are never cached (they are read from the object store each time).
     package var maximumEntryBytes: Int64
+    /// Blobs up to this size are kept in memory rather than in a file each.
+    package var memoryEntryLimit: Int64
+    /// The most bytes the entries held in memory take (part of ``capacityBytes``).
+    package var memoryCapacityBytes: Int64
     /// How long after the object store last said an entry is current it is served without asking
     /// again. 0 (the default) asks on every read, so every read is current.
     package var stalenessSeconds: Double
@@ -20,17 +24,26 @@ package struct S3ReadCacheConfiguration: Sendable {
     package static let defaultCapacityBytes: Int64 = 1 << 30
     /// The default largest cached blob: 64 MiB (or the capacity, if smaller).
     package static let defaultMaximumEntryBytes: Int64 = 64 << 20
+    /// The default largest blob held in memory: 64 KiB. A file per blob this small costs more (a
+    /// create, writes, an open and a read per fill) than the memory it saves.
+    package static let defaultMemoryEntryLimit: Int64 = 64 << 10
+    /// The default bound of the entries held in memory: 64 MiB (or the capacity, if smaller).
+    package static let defaultMemoryCapacityBytes: Int64 = 64 << 20
 
-    /// A configuration; the largest cached blob is clamped to the capacity.
+    /// A configuration; the largest cached blob and the memory bound are clamped to the capacity.
     package init(
         folder: String, capacityBytes: Int64 = S3ReadCacheConfiguration.defaultCapacityBytes,
-        maximumEntryBytes: Int64 = S3ReadCacheConfiguration.defaultMaximumEntryBytes, stalenessSeconds: Double = 0,
+        maximumEntryBytes: Int64 = S3ReadCacheConfiguration.defaultMaximumEntryBytes,
+        memoryEntryLimit: Int64 = S3ReadCacheConfiguration.defaultMemoryEntryLimit,
+        memoryCapacityBytes: Int64 = S3ReadCacheConfiguration.defaultMemoryCapacityBytes, stalenessSeconds: Double = 0,
         log: @escaping @Sendable (String) -> Void = { _ in },
         now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
     ) {
         self.folder = folder
         self.capacityBytes = capacityBytes
         self.maximumEntryBytes = min(maximumEntryBytes, capacityBytes)
+        self.memoryEntryLimit = memoryEntryLimit
+        self.memoryCapacityBytes = min(memoryCapacityBytes, capacityBytes)
         self.stalenessSeconds = stalenessSeconds
         self.log = log
         self.now = now

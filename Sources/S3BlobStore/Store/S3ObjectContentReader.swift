@@ -23,6 +23,8 @@ final class S3ObjectContentReader: S3ContentReader, @unchecked Sendable {
     private let key: String
     private let expected: ETag
     private let context: S3ErrorContext
+    /// Whether the content is checked against `expected` (it is the whole content).
+    let checksContent: Bool
 
     /// Reads `count` bytes of `response` after `skip`; checks them against `expected` when `checks`.
     init(response: TransportResponse?, skip: Int64, count: Int64, checks: Bool, expected: ETag, store: S3BlobStore, key: String, context: S3ErrorContext) {
@@ -31,6 +33,7 @@ final class S3ObjectContentReader: S3ContentReader, @unchecked Sendable {
         self.key = key
         self.expected = expected
         self.context = context
+        checksContent = checks
     }
 
     deinit { close() }

@@ -26,6 +26,15 @@ package protocol S3ContentReader: AnyObject, Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Stops reading (later reads return 0).
     func close()
+    /// Whether the reader checks the whole content against the version's size and XXH64 itself,
+    /// throwing instead of returning the last piece when it does not match (so a caller need not
+    /// hash it again).
+    var checksContent: Bool { get }
+}
+
+extension S3ContentReader {
+    /// Unchecked, unless a reader says otherwise.
+    package var checksContent: Bool { false }
 }
 
 /// What a conditional read found.
