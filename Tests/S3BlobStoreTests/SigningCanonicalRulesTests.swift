@@ -98,6 +98,28 @@ import Testing
         #expect(signer.signingKey(AMZDate(unixSeconds: 1_329_264_000)).hex == "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d")
     }
 
+    @Test func theKeptSigningKeyFollowsTheDayTheCredentialsAndTheRegion() {
+        // The signer keeps its last key; each of these must get the key derived afresh for its scope.
+        var signer = SignatureV4(credentials: AWSCredentials(accessKeyID: "AKID", secretAccessKey: "first-secret"), region: "us-east-1")
+        let day = AMZDate(unixSeconds: 1_329_264_000)
+        let sameDayLater = AMZDate(unixSeconds: 1_329_264_000 + 3_600)
+        let nextDay = AMZDate(unixSeconds: 1_329_264_000 + 86_400)
+        func fresh(_ time: AMZDate) -> SHA256Digest {
+            SignatureV4.deriveSigningKey(time, secretAccessKey: signer.credentials.secretAccessKey, region: signer.region, service: signer.service)
+        }
+        #expect(signer.signingKey(day) == fresh(day))
+        #expect(signer.signingKey(sameDayLater) == fresh(day))
+        #expect(signer.signingKey(nextDay) == fresh(nextDay) && fresh(nextDay) != fresh(day))
+        #expect(signer.signingKey(day) == fresh(day))
+        let copy = signer
+        signer.credentials = AWSCredentials(accessKeyID: "AKID", secretAccessKey: "second-secret")
+        #expect(signer.signingKey(day) == fresh(day))
+        #expect(copy.signingKey(day) != signer.signingKey(day), "a copy signing with the old credentials shares the cache")
+        #expect(copy.signingKey(day) == SignatureV4.deriveSigningKey(day, secretAccessKey: "first-secret", region: "us-east-1", service: "s3"))
+        signer.region = "eu-west-1"
+        #expect(signer.signingKey(day) == fresh(day))
+    }
+
     @Test func credentialsNeverShowTheSecret() {
         let credentials = AWSCredentials(accessKeyID: "AKID", secretAccessKey: "s3cr3t-value", sessionToken: "t0k3n-value")
         var dumped = ""

@@ -18,6 +18,8 @@ package struct SignatureV4: Sendable {
     /// Whether ``sign(_:at:)`` adds `x-amz-content-sha256` (S3 requires it; the generic
     /// Signature V4 test suite's requests do not carry it).
     package var sendsContentSHA256: Bool
+    /// The last key derived, reused while its scope (day, secret, region, service) stays the same.
+    private let keyCache = SigningKeyCache()
 
     /// A signer for `service` in `region`.
     package init(credentials: AWSCredentials, region: String, service: String = "s3", sendsContentSHA256: Bool = true) {
@@ -106,9 +108,15 @@ package struct SignatureV4: Sendable {
     }
 
     /// The signing key: HMAC chained over the date, region, service and `aws4_request`, keyed
-    /// first with `AWS4` and the secret. It changes once a day; deriving it costs five hashes.
+    /// first with `AWS4` and the secret. It changes once a day, so the last one is kept.
     package func signingKey(_ time: AMZDate) -> SHA256Digest {
-        let dateKey = HMACSHA256.authenticationCode(for: Array(time.dateStamp.utf8), key: Array(("AWS4" + credentials.secretAccessKey).utf8))
+        let scope = SigningKeyCache.Scope(dateStamp: time.dateStamp, credentials: credentials, region: region, service: service)
+        return keyCache.key(for: scope) { Self.deriveSigningKey(time, secretAccessKey: credentials.secretAccessKey, region: region, service: service) }
+    }
+
+    /// The signing key derived afresh (four HMACs).
+    package static func deriveSigningKey(_ time: AMZDate, secretAccessKey: String, region: String, service: String) -> SHA256Digest {
+        let dateKey = HMACSHA256.authenticationCode(for: Array(time.dateStamp.utf8), key: Array(("AWS4" + secretAccessKey).utf8))
         let regionKey = HMACSHA256.authenticationCode(for: region, key: dateKey)
         let serviceKey = HMACSHA256.authenticationCode(for: service, key: regionKey)
         return HMACSHA256.authenticationCode(for: "aws4_request", key: serviceKey)
