@@ -5,7 +5,7 @@ import Foundation
 /// started and then every ``Schedule/period``, on a thread of its own, until ``stop()``.
 ///
 /// blobd on S3 runs one for its location: the prefixes are those of the stores whose markers exist
-/// (`PREFIX/NAME/`, the only keys the store writes), so nothing else in the bucket is touched.
+/// (`PREFIX/NAME/`, where every multipart upload of a store goes), so nothing else in the bucket is touched.
 ///
 /// A round that fails (the gateway does not answer, `403 AccessDenied` on ListMultipartUploads)
 /// is logged, naming the location and the request's operation, key, endpoint and S3 error code,
@@ -14,7 +14,7 @@ import Foundation
 /// goes on as if the round had worked.
 ///
 /// Threads: the sweep's own thread makes every request (blocking), never the cooperative pool or
-/// an event loop. `condition` guards `stopping`, `rounds` and `lastFailure`; everything else is
+/// an event loop. `condition` guards `started`, `stopping`, `rounds` and `lastFailure`; everything else is
 /// immutable. The owner must call ``stop()``: the thread holds the sweeper until then.
 package final class S3StaleUploadSweeper: @unchecked Sendable {
     /// When uploads count as abandoned, and how often to look.
