@@ -121,6 +121,8 @@ package enum Daemon {
         // Listening for the other fleet members' changes before serving (docs/SCALE-OUT.md, "Fleet").
         let fleet = try FleetMember.start(for: catalog, configuration, log: log)
         defer { fleet?.stop() }
+        let sweeper = DaemonS3Backend.startUploadSweeper(for: catalog, configuration, log: log)
+        defer { sweeper?.stop() }
         let server = try Server(
             listener: listener, catalog: catalog, maximumBlobSize: storeConfiguration.maximumBlobSize,
             eventLoopCount: configuration.eventLoopCount, heartbeatSeconds: configuration.heartbeatSeconds, accessLog: accessLog,

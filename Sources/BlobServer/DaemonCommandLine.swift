@@ -19,7 +19,7 @@ package enum DaemonCommandLine {
         ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
         ("--backend", "BLOBD_BACKEND"), ("--memory-tier", "BLOBD_MEMORY_TIER"), ("--cache", "BLOBD_CACHE"),
         ("--cache-size", "BLOBD_CACHE_SIZE"), ("--cache-staleness", "BLOBD_CACHE_STALENESS"),
-    ] + FleetEventOptions.environmentVariables
+    ] + FleetEventOptions.environmentVariables + UploadSweepOptions.environmentVariables
 
     /// The `--help` text.
     package static let usage = """
@@ -28,7 +28,8 @@ package enum DaemonCommandLine {
                      [--access-log off|stderr|PATH] [--heartbeat SECONDS]
                      [--backend file|memory|s3://BUCKET[/PREFIX]] [--memory-tier BYTES] [--cache DIR]
                      [--cache-size BYTES] [--cache-staleness SECONDS] [--events-listen ADDR]
-                     [--events-endpoint URL] [--events-member NAME] [--help] [--version]
+                     [--events-endpoint URL] [--events-member NAME] [--upload-sweep-age SECONDS]
+                     [--upload-sweep-period SECONDS] [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
         Each setting may instead come from the environment variable shown after it (env NAME); a flag wins
         over its variable, and an empty variable counts as unset.
@@ -62,6 +63,7 @@ package enum DaemonCommandLine {
                               it changed, 0 to 86400 (default 0: every read asks);
                               env BLOBD_CACHE_STALENESS
         \(FleetEventOptions.usage)
+        \(UploadSweepOptions.usage)
           --version           print the version and exit
         """
 
@@ -121,6 +123,9 @@ package enum DaemonCommandLine {
         }
         if configuration.backend != .s3, let setting = settings.first(where: { $0.flag.hasPrefix("--cache") }) {
             return .usageError("\(setting.name) is a setting of the S3 read cache: it needs --backend s3://BUCKET[/PREFIX]")
+        }
+        if configuration.backend != .s3, let setting = settings.first(where: { $0.flag.hasPrefix("--upload-sweep") }) {
+            return .usageError("\(setting.name) is a setting of the S3 upload sweep: it needs --backend s3://BUCKET[/PREFIX]")
         }
         // Checked here, before the daemon creates its root, lock or socket folder: a path the
         // kernel cannot bind is a mistake on the command line (or in the environment).
@@ -185,6 +190,8 @@ package enum DaemonCommandLine {
             configuration.cacheStalenessSeconds = seconds
         case "--events-listen", "--events-endpoint", "--events-member":
             return configuration.fleetEvents.apply(flag, value)
+        case "--upload-sweep-age", "--upload-sweep-period":
+            return configuration.uploadSweep.apply(flag, value)
         case "--memory-tier":
             guard let text = value, let bytes = DaemonCommandLine.byteCount(text) else {
                 return "must be a number of bytes, optionally with K, M or G (powers of 1024), up to 1T"

@@ -31,6 +31,31 @@ enum DaemonS3Backend {
         return catalog(setup, cache: cache)
     }
 
+    /// Starts the sweep of the abandoned multipart uploads of the stores under the location
+    /// (docs/SCALE-OUT.md, "Puts"): a round at once and one every period, on a thread of its own.
+    /// `nil` when the catalog is not on S3 or the period is 0. Never throws: a round that fails is
+    /// logged and tried again a period later.
+    static func startUploadSweeper(for catalog: any ServedBackendCatalog, _ configuration: ServerConfiguration, log: Log) -> S3StaleUploadSweeper? {
+        let s3 = ((catalog as? FleetCatalog)?.wrapped ?? catalog) as? S3StoreCatalog
+        guard let s3 else { return nil }
+        guard let schedule = configuration.uploadSweep.schedule else {
+            log(.info, "upload sweep off: abandoned multipart uploads under \(s3.markers.location) stay until aborted otherwise")
+            return nil
+        }
+        return startUploadSweeper(s3.markers, schedule: schedule, log: log)
+    }
+
+    /// Starts the sweep of the stores `markers` records with `schedule`, logging to `log`.
+    static func startUploadSweeper(_ markers: S3StoreMarkers, schedule: S3StaleUploadSweeper.Schedule, log: Log) -> S3StaleUploadSweeper {
+        let sweeper = S3StaleUploadSweeper(stores: markers, schedule: schedule) { severity, line in
+            log(severity == .error ? .error : .info, line)
+        }
+        log(.info, "upload sweep of \(markers.backendName): at start and every \(schedule.period.components.seconds) s, aborting each store's "
+            + "unfinished multipart uploads initiated more than \(schedule.age.components.seconds) s ago")
+        sweeper.start()
+        return sweeper
+    }
+
     /// The catalog of `setup`'s stores, read through `cache`.
     static func catalog(_ setup: S3BackendSetup, cache: S3ReadCache?, spoolFolder: URL? = nil) -> S3StoreCatalog {
         S3StoreCatalog(markers: setup.markers, cache: cache) { name in setup.store(name, spoolFolder: spoolFolder) }

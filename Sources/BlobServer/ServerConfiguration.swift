@@ -53,6 +53,8 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var cacheStalenessSeconds: Double = 0
     /// With ``BackendKind/s3``: how this daemon hears of the other fleet members' changes.
     package var fleetEvents = FleetEventOptions()
+    /// With ``BackendKind/s3``: when abandoned multipart uploads are aborted.
+    package var uploadSweep = UploadSweepOptions()
 
     /// The S3 read cache's default size, 1 GiB.
     package static let defaultCacheBytes = 1 << 30

@@ -155,7 +155,62 @@ import Testing
         #expect(try sweep.unfinished().isEmpty)
     }
 
+    @Test func anUploadAbortedByAnotherProcessFailsAndStoresNothing() throws {
+        guard let client = Self.client else { return print(Self.skipReason) }
+        let prefix = Self.uniquePrefix()
+        let key = prefix + "swept"
+        let file = try PatternFile(length: 12 << 20)
+        defer { file.remove() }
+        var upload = S3MultipartUpload(client: client, key: key, headers: S3ObjectHeaders(), partSize: 5 << 20, concurrency: 1)
+        // Before part 2, the upload is aborted as another fleet member's sweep would abort it.
+        upload.beforePart = { number throws(S3ClientError) in
+            guard number == 2 else { return }
+            let uploads = try S3StaleUploads(client: client, prefix: prefix).unfinished()
+            for found in uploads {
+                _ = try client.send(
+                    try Self.built { () throws(S3RequestError) in try client.bucket.abortMultipartUpload(key: found.key, uploadID: found.uploadID) },
+                    context: client.bucket.context("AbortMultipartUpload", key: found.key))
+            }
+        }
+        do {
+            _ = try upload.upload(file: file.descriptor, length: file.length)
+            Issue.record("an aborted upload completed")
+        } catch {
+            #expect(error.code == "NoSuchUpload" && error.description.contains("404 NoSuchUpload"), "\(error)")
+        }
+        #expect(throws: S3ClientError.self, "nothing is stored") { try client.send(try client.bucket.headObject(key: key), context: client.bucket.context("HeadObject", key: key)) }
+        #expect(try S3StaleUploads(client: client, prefix: prefix).unfinished().isEmpty)
+    }
+
+    @Test func thisProcessesOwnUploadIsNeverSweptWhateverItsAge() throws {
+        guard let client = Self.client else { return print(Self.skipReason) }
+        let prefix = Self.uniquePrefix()
+        let key = prefix + "mine"
+        let file = try PatternFile(length: 12 << 20)
+        defer { file.remove() }
+        var upload = S3MultipartUpload(client: client, key: key, headers: S3ObjectHeaders(), partSize: 5 << 20, concurrency: 1)
+        let swept = Locked<[S3MultipartUploadSummary]?>(nil)
+        let seen = Locked<[S3MultipartUploadSummary]>([])
+        upload.beforePart = { number throws(S3ClientError) in
+            guard number == 2 else { return }
+            let sweep = S3StaleUploads(client: client, prefix: prefix)
+            let unfinished = try sweep.unfinished()
+            let aborted = try sweep.abortAbandoned(olderThan: .zero, now: Date().addingTimeInterval(86_400))
+            seen.withLock { $0 = unfinished }
+            swept.withLock { $0 = aborted }
+        }
+        let etag = try upload.upload(file: file.descriptor, length: file.length)
+        #expect(seen.withLock { $0 }.map(\.key) == [key], "the sweep saw the upload")
+        #expect(swept.withLock { $0 } == [], "and left it alone")
+        #expect(etag.hasSuffix("-3"), "it completed")
+        try Self.remove(key, client)
+    }
+
     // MARK: Helpers
+
+    static func built<T>(_ body: () throws(S3RequestError) -> T) throws(S3ClientError) -> T {
+        do { return try body() } catch { throw .refused(error) }
+    }
 
     static func uniquePrefix() -> String { "multipart-tests/\(UUID().uuidString)/" }
 

@@ -4,7 +4,8 @@ internal import HTTP1
 
 /// Uploads a file as an S3 multipart upload: create, parts in parallel, complete, then HEAD for
 /// the object's ETag. Any failure aborts the upload, so no parts are left behind to be billed
-/// (an upload whose process died is left to ``S3StaleUploads``).
+/// (an upload whose process died is left to ``S3StaleUploads``). While it runs, the upload is in
+/// ``S3UploadsInProgress``, so this process's own sweep never aborts it.
 ///
 /// Every part is a `.fileRegion` body, sent from the page cache with `sendfile(2)`: memory stays
 /// bounded by the transport's fixed buffers whatever the file's size. Parts run on threads of
@@ -52,6 +53,8 @@ package struct S3MultipartUpload: Sendable {
         let plan: S3MultipartPlan
         do { plan = try S3MultipartPlan(length: length, preferredPartSize: partSize) } catch { throw .refused(error) }
         let uploadID = try create()
+        S3UploadsInProgress.begin(client, uploadID: uploadID)
+        defer { S3UploadsInProgress.end(client, uploadID: uploadID) }
         let parts: [(number: Int, etag: String)]
         do {
             parts = try uploadParts(file: file, plan: plan, uploadID: uploadID, cancellation: cancellation)

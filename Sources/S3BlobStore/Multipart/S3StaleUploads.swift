@@ -4,16 +4,22 @@ import Foundation
 /// parts of an upload whose process died (or whose abort failed) stay stored, invisible and billed,
 /// until the upload is aborted.
 ///
-/// **When blobd calls it**: when it opens a store on S3, then periodically (hourly suits), with a
-/// cutoff of now minus ``defaultAge``. The age must exceed the longest upload any fleet member may
-/// still be running, since the sweep cannot tell an abandoned upload from a slow one of another
-/// blobd; a day is far above what a 5 TiB object takes at gateway speeds, and the gateway's
-/// `Initiated` times are compared with the local clock, so the margin also absorbs clock skew.
+/// blobd runs it through ``S3StaleUploadSweeper``: for each store's prefix when it starts, then
+/// periodically, with a cutoff of now minus ``defaultAge``.
+///
+/// **Why the age keeps a fleet safe.** The sweep cannot tell an abandoned upload from a slow one of
+/// another process sharing the bucket, so the age must exceed the longest upload any of them may
+/// still be running. The uploads of the sweeping process itself are never aborted
+/// (``S3UploadsInProgress``); another process's upload older than the age is aborted, and that
+/// upload then fails (its next UploadPart or its completion is answered `404 NoSuchUpload`), so its
+/// put fails and stores nothing. Seven days lets the largest object S3 takes, 5 TiB, go up at
+/// about 9 MB/s or faster; the gateway's `Initiated` times are compared with the local clock, and
+/// the margin absorbs any clock skew the gateway tolerates (minutes).
 ///
 /// **Blocking**, like ``S3Client``: call it off the Swift cooperative pool.
 package struct S3StaleUploads: Sendable {
-    /// How old an unfinished upload must be to count as abandoned, by default.
-    package static let defaultAge: Duration = .seconds(24 * 60 * 60)
+    /// How old an unfinished upload must be to count as abandoned, by default: seven days (see above).
+    package static let defaultAge: Duration = .seconds(7 * 24 * 60 * 60)
 
     /// The bucket's client.
     package let client: S3Client
@@ -55,25 +61,42 @@ package struct S3StaleUploads: Sendable {
         }
     }
 
-    /// Aborts every unfinished upload under the prefix initiated before `cutoff` and returns
-    /// them. An upload without an `Initiated` time is left alone (its age is unknown); one that
-    /// ended meanwhile (`404 NoSuchUpload`) is not counted.
-    package func abort(initiatedBefore cutoff: Date) throws(S3ClientError) -> [S3MultipartUploadSummary] {
+    /// Aborts every unfinished upload under the prefix initiated before `cutoff`, except those this
+    /// process is running (``S3UploadsInProgress``), calls `each` with each one aborted, and returns
+    /// them. An upload without an `Initiated` time is left alone (its age is unknown); one that ended
+    /// meanwhile (`404 NoSuchUpload`) is not counted.
+    @discardableResult
+    package func abort(
+        initiatedBefore cutoff: Date, each: (S3MultipartUploadSummary) -> Void = { _ in }
+    ) throws(S3ClientError) -> [S3MultipartUploadSummary] {
         let bucket = client.bucket
         var aborted: [S3MultipartUploadSummary] = []
         for upload in try unfinished() {
-            guard let initiated = upload.initiated, initiated < cutoff else { continue }
+            guard let initiated = upload.initiated, initiated < cutoff, !S3UploadsInProgress.contains(client, uploadID: upload.uploadID) else { continue }
             let request: S3Request
             do { request = try bucket.abortMultipartUpload(key: upload.key, uploadID: upload.uploadID) } catch { throw .refused(error) }
             let answer = try client.send(request, context: bucket.context("AbortMultipartUpload", key: upload.key), alsoAccepted: [404])
-            if answer.status.code != 404 { aborted.append(upload) }
+            if answer.status.code != 404 {
+                aborted.append(upload)
+                each(upload)
+            }
         }
         return aborted
     }
 
-    /// ``abort(initiatedBefore:)`` with the cutoff `age` before now.
+    /// ``abort(initiatedBefore:each:)`` with the cutoff `age` before `now`.
+    @discardableResult
     package func abortAbandoned(olderThan age: Duration = defaultAge, now: Date = Date()) throws(S3ClientError) -> [S3MultipartUploadSummary] {
-        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
-        return try abort(initiatedBefore: now.addingTimeInterval(-seconds))
+        try abort(initiatedBefore: Self.cutoff(age: age, now: now))
+    }
+
+    /// `now` less `age`.
+    package static func cutoff(age: Duration, now: Date) -> Date {
+        now.addingTimeInterval(-timeInterval(age))
+    }
+
+    /// `duration` in seconds, fractions included.
+    package static func timeInterval(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
