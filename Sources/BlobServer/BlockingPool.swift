@@ -97,9 +97,12 @@ struct WorkPools: Sendable {
     /// Listings, verifies, statistics.
     let scan: BlockingPool
 
-    /// Threads enough that a store whose commits wait behind a long read (a barrier behind a
+    /// Quick threads enough that a store whose commits wait behind a long read (a barrier behind a
     /// listing's bucket) does not hold up the others.
-    init(quickThreads: Int = 16, scanThreads: Int = 4) {
+    static let defaultQuickThreads = 16
+
+    /// Pools of `quickThreads` and `scanThreads` threads at most.
+    init(quickThreads: Int = WorkPools.defaultQuickThreads, scanThreads: Int = 4) {
         quick = BlockingPool(name: "blobd-work", maximumThreads: quickThreads)
         scan = BlockingPool(name: "blobd-scan", maximumThreads: scanThreads)
     }

@@ -17,10 +17,11 @@ final class Server {
     private let loops: [EventLoop]
     private let acceptor: Acceptor
 
-    /// Builds and starts everything; serving begins at once.
+    /// Builds and starts everything; serving begins at once. Gets, puts and removes run on up to
+    /// `quickThreads` blocking-work threads (``WorkPools``).
     init(
         listener: FileDescriptor, catalog: any ServedBackendCatalog, maximumBlobSize: Int64, eventLoopCount: Int,
-        heartbeatSeconds: Double, accessLog: AccessLog?, allowedGroup: UInt32?, log: Log
+        heartbeatSeconds: Double, accessLog: AccessLog?, allowedGroup: UInt32?, log: Log, quickThreads: Int = WorkPools.defaultQuickThreads
     ) throws {
         let events = EventLog()
         let metrics = Metrics(shards: max(1, eventLoopCount))
@@ -36,7 +37,7 @@ final class Server {
             if let warning = (store as? PersistentDataStore)?.syncWarning { log(.error, "store \(store.name): \(warning)") }
         }
         let router = Router(stores: stores, events: events, metrics: metrics, policyCounters: policyCounters)
-        let pools = WorkPools()
+        let pools = WorkPools(quickThreads: quickThreads)
         var loops: [EventLoop] = []
         for index in 0..<max(1, eventLoopCount) {
             loops.append(
