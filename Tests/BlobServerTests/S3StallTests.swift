@@ -17,6 +17,9 @@ import Testing
 struct S3StallTests {
     static let skipReason = "S3StallTests: skipped, no gateway (run .ci/ceph up DIR and source DIR/env for AWS_ENDPOINT_URL, the keys and BLOB_S3_BUCKET)"
 
+    /// The S3 transport's variable (tested here, so left out of the general variables' test).
+    static let timeoutVariables: Set<String> = ["BLOBD_S3_TIMEOUT"]
+
     /// How long a request that is not held up may take here, generously.
     static let prompt: Duration = .seconds(8)
 
