@@ -122,7 +122,7 @@ package enum Daemon {
             listener: listener, catalog: catalog, maximumBlobSize: storeConfiguration.maximumBlobSize,
             eventLoopCount: configuration.eventLoopCount, heartbeatSeconds: configuration.heartbeatSeconds, accessLog: accessLog,
             allowedGroup: configuration.allowedGroup, log: log,
-            quickThreads: s3 ? DaemonS3Backend.quickThreads(for: DaemonS3Backend.transport(configuration)) : WorkPools.defaultQuickThreads)
+            pools: s3 ? DaemonS3Backend.workPools(for: DaemonS3Backend.transport(configuration)) : WorkPools())
         log.always(.info, activated == nil ? "listening on \(socketPath)" : "listening on the socket passed by systemd (fd 3)")
 
         shutdown.wait()

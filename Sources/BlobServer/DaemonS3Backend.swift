@@ -41,14 +41,17 @@ enum DaemonS3Backend {
         TransportConfiguration(timeout: .milliseconds(Int64((configuration.s3TimeoutSeconds * 1000).rounded())))
     }
 
-    /// How many quick blocking-work threads blobd on S3 runs: one for each request the transport
-    /// lets in flight, and the usual number more. A get or put on S3 holds its thread while it waits
-    /// for the object store, so with only the usual number, as many stalled requests would hold
-    /// every thread and queue all other gets and puts (cache hits too) behind their timeouts. With
-    /// these, the transport's limit is met first, and a request beyond it fails `503` within the
-    /// connect timeout (waiting for a free connection) while the rest still find a thread.
-    static func quickThreads(for transport: TransportConfiguration) -> Int {
-        transport.maximumConnectionsPerEndpoint + WorkPools.defaultQuickThreads
+    /// blobd on S3's blocking-work pools. A get or put on S3 holds its thread while it waits for the
+    /// object store, so that a stalled object store holds up no other request:
+    /// - quick threads: one for each request the transport lets in flight, and the usual number
+    ///   more. With only the usual number, as many stalled requests would hold every thread and
+    ///   queue all other gets and puts (cache hits too) behind their timeouts; with these, the
+    ///   transport's limit is met first, and a request beyond it fails `503` within the connect
+    ///   timeout (waiting for a free connection) while the rest still find a thread;
+    /// - each small put a job of its own: in a shared one, the puts behind a stalled one would wait
+    ///   for its timeout.
+    static func workPools(for transport: TransportConfiguration) -> WorkPools {
+        WorkPools(quickThreads: transport.maximumConnectionsPerEndpoint + WorkPools.defaultQuickThreads, smallPutsShareAJob: false)
     }
 
     /// The catalog of `setup`'s stores, read through `cache`.

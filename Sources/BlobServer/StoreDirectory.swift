@@ -36,7 +36,8 @@ final class StoreDirectory: Sendable {
     let maximumBlobSize: Int64
     private let state = Locked(State())
     /// One lock per store name, held across the catalog's calls for that store, so that a store is
-    /// never opened while it is being discarded. Never removed: store names are few.
+    /// never opened while it is being discarded. Kept once made (a lock whose name is gone may still
+    /// be waited on): one per name that was opened or put to.
     private let nameLocks = Locked<[String: NSLock]>([:])
     /// Called once for each store when it is first opened (the daemon forwards its changes to the event log).
     private let onOpen: @Sendable (any ServedBackend) -> Void

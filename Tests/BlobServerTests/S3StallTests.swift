@@ -11,8 +11,8 @@ import Testing
 /// request at most the transport's timeouts and then `503 backend_unavailable` saying so, and the
 /// same requests succeed once the gateway answers again, without a restart (docs/SCALE-OUT.md,
 /// "blobd and blob on S3"). Bounds are seconds, not milliseconds: they tell "waited for its own
-/// timeout" from "was held up behind a stalled request", on a shared machine. Skipped, saying why,
-/// without the gateway's env.
+/// timeout" from "was held up behind a stalled request", on a shared machine. The tests wait on
+/// threads of their own, not on the concurrency pool. Skipped, saying why, without the gateway's env.
 @Suite(.timeLimit(.minutes(3)))
 struct S3StallTests {
     static let skipReason = "S3StallTests: skipped, no gateway (run .ci/ceph up DIR and source DIR/env for AWS_ENDPOINT_URL, the keys and BLOB_S3_BUCKET)"
@@ -43,7 +43,7 @@ struct S3StallTests {
             server = try Server(
                 listener: listener, catalog: DaemonS3Backend.catalog(setup, cache: cache), maximumBlobSize: 1 << 30, eventLoopCount: 2,
                 heartbeatSeconds: 15, accessLog: nil, allowedGroup: nil, log: Log(level: .error),
-                quickThreads: DaemonS3Backend.quickThreads(for: transport))
+                pools: DaemonS3Backend.workPools(for: transport))
         }
 
         func client() throws -> RawClient { try RawClient(path: socketPath) }
@@ -150,11 +150,13 @@ struct S3StallTests {
         }
     }
 
-    /// One request stalls in the gateway (its key's GET; then a first put's check of a new store's
-    /// marker): meanwhile gets, heads, puts, listings, a cache hit, health and metrics through the
+    /// One request stalls in the gateway (its key's GET; a first put's check of a new store's
+    /// marker; a small PUT): meanwhile gets, heads, puts, listings, a cache hit, health and metrics through the
     /// same blobd, on both event loops, complete promptly; the stalled request ends `503` when its
     /// connection is dropped, and succeeds once the gateway answers it.
-    @Test func aStalledRequestDoesNotHoldUpOtherRequests() throws {
+    @Test func aStalledRequestDoesNotHoldUpOtherRequests() async throws { try await onOwnThread { try Self().aStalledRequestDoesNotHoldUpOtherRequestsBlocking() } }
+
+    func aStalledRequestDoesNotHoldUpOtherRequestsBlocking() throws {
         guard let (bucket, upstream) = Self.setting() else { return print(Self.skipReason) }
         let proxy = try FaultyGateway(upstreamURL: upstream)
         defer { proxy.stop() }
@@ -217,8 +219,21 @@ struct S3StallTests {
         #expect(put.status == 201, "\(put.status) \(put.text)")
         #expect(try daemon.client().request("GET", "/v1/stores/fresh/blobs/x").text == "fresh")
 
+        // A small PUT whose S3 request stalls (other small puts of its store on its event loop
+        // must not queue behind it).
+        proxy.inject(.stallRequests(containing: "/s/slow-put "))
+        let stalledSmallPut = Pending(daemon.socketPath, "PUT", "/v1/stores/s/blobs/slow-put", body: Array("slow".utf8))
+        #expect(proxy.waitForStalledConnections(1), "the PUT reached the gateway and stalls there")
+        try othersComplete("a small PUT stalled", put: "during-put")
+        #expect(!stalledSmallPut.hasEnded && proxy.stalledConnections == 1, "the stalled PUT was still waiting meanwhile")
+        proxy.inject(.down)
+        let unstored = try stalledSmallPut.response()
+        #expect(unstored.status == 503 && errorCode(unstored) == "backend_unavailable", "\(unstored.status) \(unstored.text)")
+        proxy.inject(.none)
+        #expect(try daemon.client().request("PUT", "/v1/stores/s/blobs/slow-put", body: Array("slow".utf8)).status == 201)
+
         // Nothing acknowledged was lost.
-        for name in ["ok-1", "ok-2", "held", "during-get-0", "during-get-2", "during-marker-1"] {
+        for name in ["ok-1", "ok-2", "held", "during-get-0", "during-get-2", "during-marker-1", "during-put-2", "slow-put"] {
             #expect(try daemon.client().request("GET", "/v1/stores/s/blobs/\(name)").status == 200, "\(name)")
         }
         #expect(try daemon.client().request("DELETE", "/v1/stores/s/blobs").status == 204)
@@ -229,7 +244,9 @@ struct S3StallTests {
     /// that needs it `503 backend_unavailable` naming the backend and the timeout, 3 s after it was
     /// sent and well before a second timeout would have passed (a timed-out request is not retried); health is served meanwhile; nothing acknowledged is lost, and once the gateway
     /// answers again the same requests succeed without a restart.
-    @Test func aStalledGatewayCostsEachRequestItsTimeoutAndLosesNothing() throws {
+    @Test func aStalledGatewayCostsEachRequestItsTimeoutAndLosesNothing() async throws { try await onOwnThread { try Self().aStalledGatewayCostsEachRequestItsTimeoutAndLosesNothingBlocking() } }
+
+    func aStalledGatewayCostsEachRequestItsTimeoutAndLosesNothingBlocking() throws {
         guard let (bucket, upstream) = Self.setting(), BlobdBinary.url != nil else { return print(Self.skipReason) }
         let proxy = try FaultyGateway(upstreamURL: upstream)
         defer { proxy.stop() }
@@ -281,7 +298,9 @@ struct S3StallTests {
     /// holds one until its timeout; one more fails `503` after the connect timeout, waiting for a
     /// free connection, instead of queueing behind them; a cache hit and health are served
     /// meanwhile; and once the stalled ones end, every connection is free again.
-    @Test func requestsBeyondTheConnectionLimitFailWithinTheConnectTimeout() throws {
+    @Test func requestsBeyondTheConnectionLimitFailWithinTheConnectTimeout() async throws { try await onOwnThread { try Self().requestsBeyondTheConnectionLimitFailWithinTheConnectTimeoutBlocking() } }
+
+    func requestsBeyondTheConnectionLimitFailWithinTheConnectTimeoutBlocking() throws {
         guard let (bucket, upstream) = Self.setting() else { return print(Self.skipReason) }
         let proxy = try FaultyGateway(upstreamURL: upstream)
         defer { proxy.stop() }
