@@ -97,11 +97,20 @@ struct WorkPools: Sendable {
     /// Listings, verifies, statistics.
     let scan: BlockingPool
 
-    /// Threads enough that a store whose commits wait behind a long read (a barrier behind a
+    /// Whether a store's small puts from one event loop run one after another in one job
+    /// (``UploadLane``): worth it when the store's commits wait for each other anyway (file stores);
+    /// not on S3, where puts of a store do not, and one stalled put would hold up the rest.
+    let smallPutsShareAJob: Bool
+
+    /// Quick threads enough that a store whose commits wait behind a long read (a barrier behind a
     /// listing's bucket) does not hold up the others.
-    init(quickThreads: Int = 16, scanThreads: Int = 4) {
+    static let defaultQuickThreads = 16
+
+    /// Pools of `quickThreads` and `scanThreads` threads at most.
+    init(quickThreads: Int = WorkPools.defaultQuickThreads, scanThreads: Int = 4, smallPutsShareAJob: Bool = true) {
         quick = BlockingPool(name: "blobd-work", maximumThreads: quickThreads)
         scan = BlockingPool(name: "blobd-scan", maximumThreads: scanThreads)
+        self.smallPutsShareAJob = smallPutsShareAJob
     }
 
     func pool(for lane: WorkLane) -> BlockingPool {

@@ -126,7 +126,8 @@ package enum Daemon {
         let server = try Server(
             listener: listener, catalog: catalog, maximumBlobSize: storeConfiguration.maximumBlobSize,
             eventLoopCount: configuration.eventLoopCount, heartbeatSeconds: configuration.heartbeatSeconds, accessLog: accessLog,
-            allowedGroup: configuration.allowedGroup, log: log)
+            allowedGroup: configuration.allowedGroup, log: log,
+            pools: s3 ? DaemonS3Backend.workPools(for: DaemonS3Backend.transport(configuration)) : WorkPools())
         log.always(.info, activated == nil ? "listening on \(socketPath)" : "listening on the socket passed by systemd (fd 3)")
 
         shutdown.wait()

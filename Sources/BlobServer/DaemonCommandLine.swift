@@ -18,7 +18,7 @@ package enum DaemonCommandLine {
         ("--event-loops", "BLOBD_EVENT_LOOPS"), ("--allow-group", "BLOBD_ALLOW_GROUP"), ("--log-level", "BLOBD_LOG_LEVEL"),
         ("--log-format", "BLOBD_LOG_FORMAT"), ("--access-log", "BLOBD_ACCESS_LOG"), ("--heartbeat", "BLOBD_HEARTBEAT"),
         ("--backend", "BLOBD_BACKEND"), ("--memory-tier", "BLOBD_MEMORY_TIER"), ("--cache", "BLOBD_CACHE"),
-        ("--cache-size", "BLOBD_CACHE_SIZE"), ("--cache-staleness", "BLOBD_CACHE_STALENESS"),
+        ("--cache-size", "BLOBD_CACHE_SIZE"), ("--cache-staleness", "BLOBD_CACHE_STALENESS"), ("--s3-timeout", "BLOBD_S3_TIMEOUT"),
     ] + FleetEventOptions.environmentVariables + UploadSweepOptions.environmentVariables
 
     /// The `--help` text.
@@ -27,9 +27,9 @@ package enum DaemonCommandLine {
                      [--allow-group GID] [--log-level error|info|debug] [--log-format text|json]
                      [--access-log off|stderr|PATH] [--heartbeat SECONDS]
                      [--backend file|memory|s3://BUCKET[/PREFIX]] [--memory-tier BYTES] [--cache DIR]
-                     [--cache-size BYTES] [--cache-staleness SECONDS] [--events-listen ADDR]
-                     [--events-endpoint URL] [--events-member NAME] [--upload-sweep-age SECONDS]
-                     [--upload-sweep-period SECONDS] [--help] [--version]
+                     [--cache-size BYTES] [--cache-staleness SECONDS] [--s3-timeout SECONDS]
+                     [--events-listen ADDR] [--events-endpoint URL] [--events-member NAME]
+                     [--upload-sweep-age SECONDS] [--upload-sweep-period SECONDS] [--help] [--version]
         Serves the stores under DIR over HTTP/1.1 on the Unix socket PATH.
         Each setting may instead come from the environment variable shown after it (env NAME); a flag wins
         over its variable, and an empty variable counts as unset.
@@ -62,6 +62,10 @@ package enum DaemonCommandLine {
                               with s3://: how long a cached blob is served without asking S3 whether
                               it changed, 0 to 86400 (default 0: every read asks);
                               env BLOBD_CACHE_STALENESS
+          --s3-timeout SECONDS
+                              with s3://: the longest wait for the object store's first answer byte
+                              and for each further piece of a transfer, 0.1 to 3600 (default 30);
+                              connecting waits at most 5 s, or SECONDS if less; env BLOBD_S3_TIMEOUT
         \(FleetEventOptions.usage)
         \(UploadSweepOptions.usage)
           --version           print the version and exit
@@ -127,6 +131,9 @@ package enum DaemonCommandLine {
         if configuration.backend != .s3, let setting = settings.first(where: { $0.flag.hasPrefix("--upload-sweep") }) {
             return .usageError("\(setting.name) is a setting of the S3 upload sweep: it needs --backend s3://BUCKET[/PREFIX]")
         }
+        if configuration.backend != .s3, let setting = settings.first(where: { $0.flag == "--s3-timeout" }) {
+            return .usageError("\(setting.name) is a setting of the S3 backend: it needs --backend s3://BUCKET[/PREFIX]")
+        }
         // Checked here, before the daemon creates its root, lock or socket folder: a path the
         // kernel cannot bind is a mistake on the command line (or in the environment).
         let socketBytes = configuration.socketPath.utf8.count
@@ -188,6 +195,11 @@ package enum DaemonCommandLine {
                 return "must be a number of seconds from 0 to 86400"
             }
             configuration.cacheStalenessSeconds = seconds
+        case "--s3-timeout":
+            guard let text = value, let seconds = Double(text), seconds >= 0.1, seconds <= 3600 else {
+                return "must be a number of seconds from 0.1 to 3600"
+            }
+            configuration.s3TimeoutSeconds = seconds
         case "--events-listen", "--events-endpoint", "--events-member":
             return configuration.fleetEvents.apply(flag, value)
         case "--upload-sweep-age", "--upload-sweep-period":

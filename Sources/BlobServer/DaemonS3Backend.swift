@@ -1,4 +1,5 @@
 import BlobStore
+import BlobSystem
 import Foundation
 import S3BlobStore
 
@@ -11,11 +12,15 @@ enum DaemonS3Backend {
     static func catalog(_ configuration: ServerConfiguration, log: Log) throws -> S3StoreCatalog {
         let setup: S3BackendSetup
         do {
-            setup = try S3BackendSetup(location: configuration.s3Location ?? "", environment: .process, checkBucket: true)
+            setup = try S3BackendSetup(
+                location: configuration.s3Location ?? "", environment: .process, checkBucket: true, transport: transport(configuration))
         } catch {
             throw StartupError(error.description)
         }
         log(.info, "backend \(setup.location): \(setup.configuration)")
+        let timeouts = setup.client.transport.configuration
+        log(.info, "S3 timeouts: \(timeouts.firstByteTimeout.secondsText) for the first answer byte and between pieces of a transfer, "
+            + "\(timeouts.connectTimeout.secondsText) to connect; \(timeouts.maximumConnectionsPerEndpoint) requests in flight at most")
         var cache: S3ReadCache?
         if configuration.cacheBytes > 0 {
             let folder = configuration.effectiveCacheFolder
@@ -54,6 +59,24 @@ enum DaemonS3Backend {
             + "unfinished multipart uploads initiated more than \(schedule.age.components.seconds) s ago")
         sweeper.start()
         return sweeper
+    }
+
+    /// The S3 transport's settings for `configuration` (its ``ServerConfiguration/s3TimeoutSeconds``).
+    static func transport(_ configuration: ServerConfiguration) -> TransportConfiguration {
+        TransportConfiguration(timeout: .milliseconds(Int64((configuration.s3TimeoutSeconds * 1000).rounded())))
+    }
+
+    /// blobd on S3's blocking-work pools. A get or put on S3 holds its thread while it waits for the
+    /// object store, so that a stalled object store holds up no other request:
+    /// - quick threads: one for each request the transport lets in flight, and the usual number
+    ///   more. With only the usual number, as many stalled requests would hold every thread and
+    ///   queue all other gets and puts (cache hits too) behind their timeouts; with these, the
+    ///   transport's limit is met first, and a request beyond it fails `503` within the connect
+    ///   timeout (waiting for a free connection) while the rest still find a thread;
+    /// - each small put a job of its own: in a shared one, the puts behind a stalled one would wait
+    ///   for its timeout.
+    static func workPools(for transport: TransportConfiguration) -> WorkPools {
+        WorkPools(quickThreads: transport.maximumConnectionsPerEndpoint + WorkPools.defaultQuickThreads, smallPutsShareAJob: false)
     }
 
     /// The catalog of `setup`'s stores, read through `cache`.

@@ -621,7 +621,8 @@ final class EventLoop: @unchecked Sendable {
     /// Hands what the connection's upload has staged to a blocking-work job, unless one is running
     /// (its completion calls this again): opens the upload first, appends, and commits once the
     /// whole body is in. A small PUT whose body came with its head takes one job, run in its store's
-    /// lane (``UploadLane``) with the others this wake-up made ready; other jobs run on their own.
+    /// lane (``UploadLane``) with the others this wake-up made ready, unless the pools say small puts
+    /// do not share a job (``WorkPools/smallPutsShareAJob``); other jobs run on their own.
     private func pumpUpload(_ c: Connection) {
         assertOnLoop()
         guard let feed = c.upload, !feed.jobRunning else { return }
@@ -630,7 +631,7 @@ final class EventLoop: @unchecked Sendable {
         let job = UploadJob(feed: feed, fd: c.socket.rawValue, start: feed.start, opened: opened, bytes: feed.staged, commit: feed.bodyComplete)
         feed.staged = []
         feed.jobRunning = true
-        if opened == nil && job.commit && job.bytes.count <= UploadLane.smallBody {
+        if pools.smallPutsShareAJob && opened == nil && job.commit && job.bytes.count <= UploadLane.smallBody {
             let lane = uploadLane(for: job.start.store)
             if lane.ready.isEmpty { lanesWithReadyJobs.append(lane) }
             lane.add(job)

@@ -17,10 +17,10 @@ final class Server {
     private let loops: [EventLoop]
     private let acceptor: Acceptor
 
-    /// Builds and starts everything; serving begins at once.
+    /// Builds and starts everything; serving begins at once. Store calls run on `pools`.
     init(
         listener: FileDescriptor, catalog: any ServedBackendCatalog, maximumBlobSize: Int64, eventLoopCount: Int,
-        heartbeatSeconds: Double, accessLog: AccessLog?, allowedGroup: UInt32?, log: Log
+        heartbeatSeconds: Double, accessLog: AccessLog?, allowedGroup: UInt32?, log: Log, pools: WorkPools = WorkPools()
     ) throws {
         let events = EventLog()
         let metrics = Metrics(shards: max(1, eventLoopCount))
@@ -36,7 +36,6 @@ final class Server {
             if let warning = (store as? PersistentDataStore)?.syncWarning { log(.error, "store \(store.name): \(warning)") }
         }
         let router = Router(stores: stores, events: events, metrics: metrics, policyCounters: policyCounters)
-        let pools = WorkPools()
         var loops: [EventLoop] = []
         for index in 0..<max(1, eventLoopCount) {
             loops.append(

@@ -51,10 +51,16 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var cacheBytes: Int = ServerConfiguration.defaultCacheBytes
     /// How long a validated cache entry is served without asking S3 again (0: every read asks).
     package var cacheStalenessSeconds: Double = 0
+    /// With ``BackendKind/s3``: the S3 transport's first-byte and idle timeout, in seconds; connecting
+    /// waits no longer than this either (``S3BlobStore/TransportConfiguration/init(timeout:)``).
+    package var s3TimeoutSeconds: Double = ServerConfiguration.defaultS3TimeoutSeconds
     /// With ``BackendKind/s3``: how this daemon hears of the other fleet members' changes.
     package var fleetEvents = FleetEventOptions()
     /// With ``BackendKind/s3``: when abandoned multipart uploads are aborted.
     package var uploadSweep = UploadSweepOptions()
+
+    /// The S3 transport's default first-byte and idle timeout, 30 s (``S3BlobStore/TransportConfiguration``'s).
+    package static let defaultS3TimeoutSeconds: Double = 30
 
     /// The S3 read cache's default size, 1 GiB.
     package static let defaultCacheBytes = 1 << 30

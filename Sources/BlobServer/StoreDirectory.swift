@@ -12,8 +12,10 @@ import Foundation
 /// a refused PUT leaves no store behind. Until a put commits, reads treat the store as absent.
 ///
 /// Owns `state` behind its mutex; every method may be called from any thread. Only
-/// ``openedStore(_:)`` never blocks (event loops use it); the others may touch the disk and run on
-/// the server's blocking-work threads.
+/// ``openedStore(_:)`` never blocks (event loops use it); the others may touch the disk or the
+/// network and run on the server's blocking-work threads. The catalog's calls that open, check or
+/// discard a store (an S3 request each on S3, which a stalled object store holds for its timeout)
+/// run under that store's own lock, never under `state`'s mutex, which every event loop takes.
 final class StoreDirectory: Sendable {
     private struct State {
         var open: [String: any ServedBackend] = [:]
@@ -33,6 +35,10 @@ final class StoreDirectory: Sendable {
     /// The largest blob a put may store.
     let maximumBlobSize: Int64
     private let state = Locked(State())
+    /// One lock per store name, held across the catalog's calls for that store, so that a store is
+    /// never opened while it is being discarded. Kept once made (a lock whose name is gone may still
+    /// be waited on): one per name that was opened or put to.
+    private let nameLocks = Locked<[String: NSLock]>([:])
     /// Called once for each store when it is first opened (the daemon forwards its changes to the event log).
     private let onOpen: @Sendable (any ServedBackend) -> Void
     /// The daemon's log, in its configured format.
@@ -62,13 +68,14 @@ final class StoreDirectory: Sendable {
         if let known = openedStore(name) { return known }
         try StoreName.validate(name)
         guard try catalog.storeExists(name) else { return nil }
-        return try state.withLock { state -> (any ServedBackend)? in
-            if state.unconfirmed[name] != nil { return nil }
-            if let existing = state.open[name] { return existing }
-            // Checked again under the lock: a failed first put may have removed the store since,
-            // and opening would create it.
+        return try withNameLock(name) { () throws -> (any ServedBackend)? in
+            let (pending, known) = state.withLock { ($0.unconfirmed[name] != nil, $0.open[name]) }
+            if pending { return nil }
+            if let known { return known }
+            // Checked again under the name's lock: a failed first put may have removed the store
+            // since, and opening would create it.
             guard try catalog.storeExists(name) else { return nil }
-            return try open(name, in: &state)
+            return try open(name, confirmed: true)
         }
     }
 
@@ -78,17 +85,17 @@ final class StoreDirectory: Sendable {
     func storeForPut(_ name: String) throws -> (store: any ServedBackend, claim: NewStoreClaim?) {
         if let known = openedStore(name) { return (known, nil) }
         try StoreName.validate(name)
-        return try state.withLock { state in
-            if let existing = state.open[name] {
-                guard let holders = state.unconfirmed[name] else { return (existing, nil) }
+        return try withNameLock(name) {
+            let known = state.withLock { state -> (store: any ServedBackend, claimed: Bool)? in
+                guard let existing = state.open[name] else { return nil }
+                guard let holders = state.unconfirmed[name] else { return (existing, false) }
                 state.unconfirmed[name] = holders + 1
-                return (existing, NewStoreClaim(name: name, directory: self))
+                return (existing, true)
             }
+            if let known { return (known.store, known.claimed ? NewStoreClaim(name: name, directory: self) : nil) }
             let existed = try catalog.storeExists(name)
-            let store = try open(name, in: &state)
-            if existed { return (store, nil) }
-            state.unconfirmed[name] = 1
-            return (store, NewStoreClaim(name: name, directory: self))
+            let store = try open(name, confirmed: existed)
+            return (store, existed ? nil : NewStoreClaim(name: name, directory: self))
         }
     }
 
@@ -96,27 +103,48 @@ final class StoreDirectory: Sendable {
     /// claim ends without any commit, the store is closed and discarded (it holds nothing: only
     /// puts add blobs, and another process cannot write while this daemon holds the store's lock).
     fileprivate func endClaim(_ name: String, committed: Bool) {
-        state.withLock { state in
-            guard let holders = state.unconfirmed[name] else { return }  // already confirmed
-            if committed || holders > 1 {
-                state.unconfirmed[name] = committed ? nil : holders - 1
-                return
+        withNameLock(name) {
+            let discarded = state.withLock { state -> (any ServedBackend)? in
+                guard let holders = state.unconfirmed[name] else { return nil }  // already confirmed
+                if committed || holders > 1 {
+                    state.unconfirmed[name] = committed ? nil : holders - 1
+                    return nil
+                }
+                state.unconfirmed[name] = nil
+                return state.open.removeValue(forKey: name)
             }
-            state.unconfirmed[name] = nil
-            guard let store = state.open.removeValue(forKey: name) else { return }
-            // Under the lock, so that no put or read opens the store while it goes.
-            do { try catalog.discardStore(name, store) } catch {
+            guard let discarded else { return }
+            // Under the name's lock, so that no put or read opens the store while it goes.
+            do { try catalog.discardStore(name, discarded) } catch {
                 log(.error, "cannot remove the empty store '\(name)' left by a refused put: \(error)")
             }
         }
     }
 
-    private func open(_ name: String, in state: inout State) throws -> any ServedBackend {
+    /// Opens the store `name` (under its name's lock) and makes it visible: to reads too when
+    /// `confirmed`, else to puts only, with one claim held.
+    private func open(_ name: String, confirmed: Bool) throws -> any ServedBackend {
         let store = try catalog.openStore(name)
-        // Inside the lock: nobody can use the store before its observers are attached.
+        // Before it is visible: nobody can use the store before its observers are attached.
         onOpen(store)
-        state.open[name] = store
+        state.withLock { state in
+            state.open[name] = store
+            if !confirmed { state.unconfirmed[name] = 1 }
+        }
         return store
+    }
+
+    /// Runs `body` holding the lock of the store `name` (see ``nameLocks``).
+    private func withNameLock<T>(_ name: String, _ body: () throws -> T) rethrows -> T {
+        let lock = nameLocks.withLock { locks in
+            if let lock = locks[name] { return lock }
+            let lock = NSLock()
+            locks[name] = lock
+            return lock
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
     }
 
     /// The stores open now (committed to), by name.

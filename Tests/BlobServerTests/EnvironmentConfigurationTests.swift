@@ -38,7 +38,7 @@ struct EnvironmentConfigurationTests {
         #expect(c.memoryTierBytes == 16 << 20)
         // Every variable is in the table, and --help names every one.
         #expect(Set(DaemonCommandLine.environmentVariables.map(\.variable)).subtracting(S3DaemonOptionsTests.cacheVariables).subtracting(FleetOptionsTests.eventVariables)
-            .subtracting(StaleUploadSweepDaemonTests.variables) == Set(environment.keys))
+            .subtracting(StaleUploadSweepDaemonTests.variables).subtracting(S3StallTests.timeoutVariables) == Set(environment.keys))
         for (flag, variable) in DaemonCommandLine.environmentVariables {
             #expect(DaemonCommandLine.usage.contains(flag) && DaemonCommandLine.usage.contains("env \(variable)"), "\(variable)")
         }

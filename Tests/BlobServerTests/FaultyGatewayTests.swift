@@ -86,6 +86,17 @@ struct FaultyGatewayTests {
         let stalled = exchangeClosing("hello gateway", port: proxy.port, wait: .milliseconds(300))
         #expect(stalled?.text == "" && stalled?.closed == false)
 
+        // A selective stall swallows only the connections whose requests contain the text.
+        proxy.inject(.stallRequests(containing: "/stuck"))
+        #expect(proxy.stalledConnections == 0)
+        let held = try TCPSocket.connect(host: "127.0.0.1", port: proxy.port, timeout: .seconds(2))
+        try Array("GET /b/stuck HTTP/1.1".utf8).withUnsafeBytes { try held.sendAll($0, timeout: .seconds(2)) }
+        #expect(proxy.waitForStalledConnections(1, timeout: .seconds(10)), "the matching connection is stalled")
+        #expect(exchange("GET /b/free HTTP/1.1", port: proxy.port) == "GET /b/free HTTP/1.1", "others pass")
+        let selected = exchangeClosing("GET /b/stuck HTTP/1.1", port: proxy.port, wait: .milliseconds(300))
+        #expect(selected?.text == "" && selected?.closed == false, "a matching request gets nothing")
+        try held.close()
+
         proxy.inject(.down)
         // The listener closes on the accepting thread: give it a moment.
         var refused = false

@@ -18,10 +18,10 @@ package final class DaemonProcess {
     /// Where its standard error goes.
     package let logPath: String
 
-    /// Starts blobd (with `environment`, or this process's); `waitForSocket` waits until it accepts connections.
+    /// Starts blobd, with `environment` over this process's variables; `waitForSocket` waits until it accepts connections.
     package init(
-        folder: TempFolder = TempFolder(), root: String? = nil, socket: String? = nil, extraArguments: [String] = [], logLevel: String = "debug", waitForSocket: Bool = true,
-        environment: [String: String]? = nil
+        folder: TempFolder = TempFolder(), root: String? = nil, socket: String? = nil, extraArguments: [String] = [], logLevel: String = "debug",
+        environment: [String: String] = [:], waitForSocket: Bool = true
     ) throws {
         self.folder = folder
         self.root = root ?? folder.path + "/root"
@@ -32,7 +32,7 @@ package final class DaemonProcess {
         process.arguments = ["--root", self.root, "--socket", socketPath, "--durability", "relaxed", "--log-level", logLevel] + extraArguments
         process.standardError = FileHandle(forWritingAtPath: logPath)
         process.standardOutput = FileHandle.nullDevice
-        if let environment { process.environment = environment }
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         try process.run()
         if waitForSocket { try waitUntilServing() }
     }

@@ -12,7 +12,8 @@ import Glibc
 /// the connections open at that moment (their byte counts start again at zero) and for new ones.
 ///
 /// Threads: one accepts; one per connection pumps bytes both ways, checking the fault between
-/// reads (every 20 ms at most). `lock` guards the fault, its generation, the listener and `stopped`.
+/// reads (every 20 ms at most). `lock` guards the fault, its generation, the listener, `stopped` and
+/// the counts.
 package final class FaultyGateway: @unchecked Sendable {
     /// How the proxy misbehaves.
     package enum Fault: Sendable, Equatable {
@@ -23,6 +24,11 @@ package final class FaultyGateway: @unchecked Sendable {
         case down
         /// Reads requests and answers nothing, forwarding nothing, until the fault changes.
         case stall
+        /// Stalls (as ``stall``) only the connections that carry a request whose bytes contain
+        /// `text` (a key in the request line, say), from that request on; forwards the others.
+        /// Requests are told apart by the bytes of each read, so `text` must not span two reads (a
+        /// request line does not).
+        case stallRequests(containing: String)
         /// Forwards the first `afterBytes` bytes a client sends from now on, then closes both sides.
         case cutRequest(afterBytes: Int)
         /// Forwards the first `afterBytes` bytes the gateway answers from now on, then closes both sides.
@@ -39,6 +45,7 @@ package final class FaultyGateway: @unchecked Sendable {
     private var listener: FileDescriptor?
     private var stopped = false
     private var accepted = 0
+    private var stalled = 0
 
     /// A proxy in front of the gateway at `upstreamURL` (`http://HOST:PORT`).
     package init(upstreamURL: String) throws {
@@ -61,6 +68,19 @@ package final class FaultyGateway: @unchecked Sendable {
     /// How many connections the proxy has accepted.
     package var acceptedConnections: Int { lock.withLock { accepted } }
 
+    /// How many connections hold at least one swallowed request now (stalled, not yet closed).
+    package var stalledConnections: Int { lock.withLock { stalled } }
+
+    /// Waits up to `timeout` until at least `count` connections are stalled; whether they are.
+    package func waitForStalledConnections(_ count: Int, timeout: Duration = .seconds(20)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while stalledConnections < count {
+            if ContinuousClock.now >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return true
+    }
+
     /// Starts misbehaving as `fault` says (``Fault/none`` to recover).
     package func inject(_ fault: Fault) {
         var closing: FileDescriptor?
@@ -75,14 +95,23 @@ package final class FaultyGateway: @unchecked Sendable {
             }
             self.fault = fault
             generation += 1
+            stalled = 0
         }
         if let closing {
             // shutdown wakes the accepting thread out of accept(2); it then closes the descriptor.
             _ = Glibc.shutdown(closing.rawValue, Int32(SHUT_RDWR))
         }
-        if reopen, let fresh = try? TCPSocket.listen(host: "127.0.0.1", port: port) {
-            lock.withLock { listener = fresh }
-            startAccepting(fresh)
+        if reopen {
+            // The accepting thread closes the old listener once shutdown wakes it: until then the
+            // port is taken, so try again for a while.
+            for _ in 0..<500 {
+                if let fresh = try? TCPSocket.listen(host: "127.0.0.1", port: port) {
+                    lock.withLock { listener = fresh }
+                    startAccepting(fresh)
+                    break
+                }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
         }
     }
 
@@ -115,6 +144,12 @@ package final class FaultyGateway: @unchecked Sendable {
 
     private func current() -> (Fault, Int, Bool) { lock.withLock { (fault, generation, stopped) } }
 
+    /// Counts a connection that stalls under the fault of `generation`, unless another came since.
+    private func countStalled(_ generation: Int) { lock.withLock { if self.generation == generation { stalled += 1 } } }
+
+    /// Uncounts a stalled connection that closes, if its fault is still the current one.
+    private func uncountStalled(_ generation: Int) { lock.withLock { if self.generation == generation { stalled -= 1 } } }
+
     /// Moves bytes both ways until either side closes or a fault ends the connection.
     private func pump(_ client: FileDescriptor) {
         defer { try? client.close() }
@@ -123,6 +158,12 @@ package final class FaultyGateway: @unchecked Sendable {
         var seenGeneration = -1
         var sentUp = 0
         var sentDown = 0
+        // Whether this connection swallowed a request under the current fault (and is counted in
+        // `stalled`, which an injection resets); with `stallRequests`, whether it carries a matching
+        // request, so stays stalled.
+        var swallowed = false
+        var matched = false
+        defer { if swallowed { uncountStalled(seenGeneration) } }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { buffer.deallocate() }
         while true {
@@ -132,16 +173,29 @@ package final class FaultyGateway: @unchecked Sendable {
                 seenGeneration = generation
                 sentUp = 0
                 sentDown = 0
+                matched = false
+                swallowed = false
             }
+            let stalling = fault == .stall || matched
             var entries = [pollfd(fd: client.rawValue, events: Int16(POLLIN), revents: 0)]
-            if fault != .stall { entries.append(pollfd(fd: upstream.rawValue, events: Int16(POLLIN), revents: 0)) }
+            if !stalling { entries.append(pollfd(fd: upstream.rawValue, events: Int16(POLLIN), revents: 0)) }
             guard poll(&entries, nfds_t(entries.count), 20) >= 0 || errno == EINTR else { return }
+            // A fault injected while this thread waited applies to what arrived meanwhile.
+            if current().1 != generation { continue }
             if entries[0].revents != 0 {
                 let count = Glibc.read(client.rawValue, buffer.baseAddress, buffer.count)
                 if count <= 0 { return }
-                switch fault {
-                case .stall:
+                if case .stallRequests(let text) = fault, !matched {
+                    matched = Self.contains(UnsafeRawBufferPointer(rebasing: buffer[..<count]), Array(text.utf8))
+                }
+                if fault == .stall || matched {
+                    if !swallowed {
+                        swallowed = true
+                        countStalled(generation)
+                    }
                     continue  // swallowed: the request never reaches the gateway
+                }
+                switch fault {
                 case .cutRequest(let limit):
                     let forward = min(count, max(0, limit - sentUp))
                     if forward > 0, !Self.write(upstream, buffer, forward) { return }
@@ -164,6 +218,14 @@ package final class FaultyGateway: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    private static func contains(_ bytes: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, bytes.count >= needle.count else { return needle.isEmpty }
+        for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {
+            if (1..<needle.count).allSatisfy({ bytes[start + $0] == needle[$0] }) { return true }
+        }
+        return false
     }
 
     private static func write(_ fd: FileDescriptor, _ buffer: UnsafeMutableRawBufferPointer, _ count: Int) -> Bool {

@@ -16,9 +16,11 @@ package struct S3BackendSetup: Sendable {
 
     /// Parses `location` (`s3://BUCKET[/PREFIX]`), resolves the configuration from `environment`
     /// and makes the client; with `checkBucket`, also sends one listing request to prove the
-    /// endpoint answers, accepts the credentials and has the bucket. Throws ``S3BackendSetupError``
-    /// saying which step failed and why.
-    package init(location text: String, environment: AWSEnvironment, checkBucket: Bool) throws(S3BackendSetupError) {
+    /// endpoint answers, accepts the credentials and has the bucket. The client's timeouts and
+    /// connection limits are `transport`'s. Throws ``S3BackendSetupError`` saying which step failed and why.
+    package init(
+        location text: String, environment: AWSEnvironment, checkBucket: Bool, transport: TransportConfiguration = TransportConfiguration()
+    ) throws(S3BackendSetupError) {
         do {
             location = try S3Location(parsing: text)
         } catch {
@@ -30,7 +32,7 @@ package struct S3BackendSetup: Sendable {
             throw S3BackendSetupError(description: "cannot use \(location): \(error)")
         }
         do {
-            client = try S3Client(configuration: configuration, bucket: location.bucket)
+            client = try S3Client(configuration: configuration, bucket: location.bucket, transport: HTTPTransport(configuration: transport))
         } catch {
             throw S3BackendSetupError(description: "cannot use \(location): \(error)")
         }

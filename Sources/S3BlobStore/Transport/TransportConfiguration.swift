@@ -36,4 +36,13 @@ package struct TransportConfiguration: Sendable, Hashable {
         self.idleConnectionLifetime = idleConnectionLifetime
         self.continueTimeout = continueTimeout
     }
+
+    /// The defaults with `timeout` as the first-byte and idle timeouts, and no longer connect (and
+    /// free-connection) or continue waits than `timeout`: what `blobd --s3-timeout` sets.
+    package init(timeout: Duration) {
+        let defaults = TransportConfiguration()
+        self.init(
+            connectTimeout: min(defaults.connectTimeout, timeout), firstByteTimeout: timeout, idleTimeout: timeout,
+            continueTimeout: min(defaults.continueTimeout, timeout))
+    }
 }
