@@ -17,15 +17,16 @@ import Glibc
         guard let bucket = S3DaemonTests.bucket, let upstream = ProcessInfo.processInfo.environment["AWS_ENDPOINT_URL"] else {
             return print(S3DaemonTests.skipReason)
         }
-        try await onOwnThread {
-            let connections = 4
+        let connections = 4
+        // Blocking work on a thread of its own; the expectations are checked here, in the test's task.
+        let (first, statuses, mostHeld, contents) = try await onOwnThread {
             // Holds each blob PUT of store `puts` until `connections` of them are held at once (or 8 s
             // pass, well within RawClient's 20 s read timeout), then lets them all through.
             let proxy = try PutGatheringProxy(upstreamURL: upstream, holding: "/puts/", until: connections, atMost: .seconds(8))
             defer { proxy.stop() }
             let daemon = try S3DaemonTests.InProcessDaemon(location: S3DaemonTests.location(bucket), endpoint: proxy.url)
             // The store's first put also writes its marker: done before the proxy holds anything.
-            #expect(try daemon.client().request("PUT", "/v1/stores/puts/blobs/first", body: Array("first".utf8)).status == 201)
+            let first = try daemon.client().request("PUT", "/v1/stores/puts/blobs/first", body: Array("first".utf8)).status
             proxy.arm()
             let statuses = Locked<[Int]>([])
             let done = DispatchGroup()
@@ -40,12 +41,13 @@ import Glibc
                 }.start()
             }
             done.wait()
-            #expect(statuses.withLock { $0 } == Array(repeating: 201, count: connections))
-            #expect(proxy.mostHeld == connections, "PUTs held at the gateway at once: \(proxy.mostHeld) of \(connections)")
-            for index in 0..<connections {
-                #expect(try daemon.client().request("GET", "/v1/stores/puts/blobs/b\(index)").text == "blob \(index)")
-            }
+            let contents = try (0..<connections).map { try daemon.client().request("GET", "/v1/stores/puts/blobs/b\($0)").text }
+            return (first, statuses.withLock { $0 }, proxy.mostHeld, contents)
         }
+        #expect(first == 201)
+        #expect(statuses == Array(repeating: 201, count: connections))
+        #expect(mostHeld == connections, "PUTs held at the gateway at once: \(mostHeld) of \(connections)")
+        #expect(contents == (0..<connections).map { "blob \($0)" })
     }
 }
 
