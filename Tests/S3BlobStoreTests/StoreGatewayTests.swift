@@ -177,9 +177,8 @@ import Testing
                 try upload.append(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + (1 << 20), raw.count)]))
             }
         }
-        let committed = Locked<Result<BlobMetadata, any Error>?>(nil)
-        upload.commit { result in committed.withLock { $0 = result } }
-        let metadata = try #require(committed.withLock { $0 }).get()
+        // The commit completes on a transport thread of its own.
+        let metadata = try await withCheckedThrowingContinuation { continuation in upload.commit { continuation.resume(with: $0) } }
         #expect(metadata.etag == expectedETag(large))
         try await store.put(Data("small".utf8), identifier: "small")
 

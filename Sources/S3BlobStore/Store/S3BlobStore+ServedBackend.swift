@@ -138,7 +138,8 @@ struct S3ServedBlob: ServedBlob {
 }
 
 /// A put into an S3 store fed piece by piece (``BackendUpload``): one owner at a time, which is
-/// why it is unchecked `Sendable`. The commit runs on the calling thread.
+/// why it is unchecked `Sendable`. The commit runs on a transport thread of its own and completes
+/// there.
 final class S3Upload: BackendUpload, @unchecked Sendable {
     private let store: S3BlobStore
     private let spool: S3ContentSpool
@@ -164,7 +165,13 @@ final class S3Upload: BackendUpload, @unchecked Sendable {
     }
 
     func commit(completion: @escaping @Sendable (Result<BlobMetadata, any Error>) -> Void) {
-        completion(Result { try store.commit(spool, identifier: identifier, key: key, options: options) })
+        // The commit waits for the gateway (a round trip at least). A server commits its small puts
+        // one after another on one thread per event loop (blobd's `UploadLane`), so waiting there
+        // would let at most one PUT per loop reach the gateway at a time, whatever the number of
+        // clients: each waits on a thread of its own instead, and the caller's thread goes on.
+        TransportQueue.detach { [self] in
+            completion(Result { try store.commit(spool, identifier: identifier, key: key, options: options) })
+        }
     }
 
     func cancel() { spool.close() }

@@ -16,7 +16,8 @@ import Foundation
 ///   identifier, bounded), the record of this instance's own writes and removals (to drop their
 ///   echoes from the fleet's change feed), the change sequence, subscribers and observers.
 /// - Every S3 request is blocking I/O: async calls run it on threads of their own (``TransportQueue``),
-///   never on the cooperative pool; the ``ServedBackend`` calls run it on the caller's blocking thread.
+///   never on the cooperative pool; the ``ServedBackend`` calls run it on the caller's blocking thread,
+///   except an upload's commit, which runs on a transport thread of its own (``S3Upload``).
 /// - Put content belongs to its put until sent: in memory up to ``memorySpoolLimit``, beyond in an
 ///   unlinked temp file in ``spoolFolder``.
 public final class S3BlobStore: BlobStoring {

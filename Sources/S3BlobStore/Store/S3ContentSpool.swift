@@ -37,6 +37,9 @@ final class S3ContentSpool: @unchecked Sendable {
     private var hasher = XXH64()
     private let validator = ImageValidator()
 
+    /// Content up to this size grows the memory buffer as it comes.
+    static let smallContent = 256 << 10
+
     init(store: String, identifier: String, folder: URL) {
         self.store = store
         self.identifier = identifier
@@ -61,6 +64,12 @@ final class S3ContentSpool: @unchecked Sendable {
         hasher.update(bytes)
         validator.append(bytes)
         if file == nil, memory.count + bytes.count <= S3BlobStore.memorySpoolLimit {
+            if memory.count + bytes.count > max(memory.capacity, Self.smallContent) {
+                // Past a small blob's size, room for the most memory holds at once: a large body
+                // arrives in many pieces, and growing by doubling would copy it again and fault in
+                // new pages at each step (pages not written are never touched).
+                memory.reserveCapacity(S3BlobStore.memorySpoolLimit)
+            }
             memory.append(contentsOf: bytes)
         } else {
             let descriptor = try spoolFile()

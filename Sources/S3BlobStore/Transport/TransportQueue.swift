@@ -15,6 +15,11 @@ package enum TransportQueue {
         }
     }
 
+    /// Runs `body` on a thread of its own and returns at once.
+    package static func detach(_ body: @escaping @Sendable () -> Void) {
+        DispatchQueue(label: "S3BlobStore.request").async(execute: body)
+    }
+
     /// Runs `body` on a thread of its own, in `group`.
     package static func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
         DispatchQueue(label: "S3BlobStore.parallel").async(group: group, execute: body)
