@@ -124,13 +124,16 @@ final class StoreDirectory: Sendable {
     /// Opens the store `name` (under its name's lock) and makes it visible: to reads too when
     /// `confirmed`, else to puts only, with one claim held.
     private func open(_ name: String, confirmed: Bool) throws -> any ServedBackend {
-        let store = try catalog.openStore(name)
+        // Marked before the catalog creates the store: a listing that finds it meanwhile leaves it out.
+        if !confirmed { state.withLock { $0.unconfirmed[name] = 1 } }
+        let store: any ServedBackend
+        do { store = try catalog.openStore(name) } catch {
+            if !confirmed { state.withLock { _ = $0.unconfirmed.removeValue(forKey: name) } }
+            throw error
+        }
         // Before it is visible: nobody can use the store before its observers are attached.
         onOpen(store)
-        state.withLock { state in
-            state.open[name] = store
-            if !confirmed { state.unconfirmed[name] = 1 }
-        }
+        state.withLock { $0.open[name] = store }
         return store
     }
 
