@@ -60,7 +60,9 @@ import Testing
         response.json.flatMap { ($0["error"] as? [String: Any])?["message"] as? String } ?? response.text
     }
 
-    @Test func blobdOnS3ServesTheBlobAPIThroughItsSocket() throws {
+    @Test func blobdOnS3ServesTheBlobAPIThroughItsSocket() async throws { try await onOwnThread { try Self().blobdOnS3ServesTheBlobAPIThroughItsSocketBlocking() } }
+
+    func blobdOnS3ServesTheBlobAPIThroughItsSocketBlocking() throws {
         guard let bucket = Self.bucket, BlobdBinary.url != nil else { return print(Self.skipReason) }
         let folder = TempFolder()
         let location = Self.location(bucket)
@@ -112,7 +114,9 @@ import Testing
                 "the root holds no store and no lock")
     }
 
-    @Test func blobAndBlobdReadEachOthersBlobs() throws {
+    @Test func blobAndBlobdReadEachOthersBlobs() async throws { try await onOwnThread { try Self().blobAndBlobdReadEachOthersBlobsBlocking() } }
+
+    func blobAndBlobdReadEachOthersBlobsBlocking() throws {
         guard let bucket = Self.bucket, BlobdBinary.url != nil, let blob = BlobBinary.url?.path else { return print(Self.skipReason) }
         let folder = TempFolder()
         let location = Self.location(bucket)
@@ -184,7 +188,9 @@ import Testing
     /// PROTOCOL.md's `backend_unavailable` row: an object store that cannot be reached is `503
     /// backend_unavailable` naming the bucket and endpoint; other requests are served meanwhile, and
     /// the daemon serves the store again once the object store is back, without a restart.
-    @Test func aGatewayThatIsDownIs503BackendUnavailableAndTheDaemonRecovers() throws {
+    @Test func aGatewayThatIsDownIs503BackendUnavailableAndTheDaemonRecovers() async throws { try await onOwnThread { try Self().aGatewayThatIsDownIs503BackendUnavailableAndTheDaemonRecoversBlocking() } }
+
+    func aGatewayThatIsDownIs503BackendUnavailableAndTheDaemonRecoversBlocking() throws {
         guard let bucket = Self.bucket, let upstream = ProcessInfo.processInfo.environment["AWS_ENDPOINT_URL"] else { return print(Self.skipReason) }
         let proxy = try FaultyGateway(upstreamURL: upstream)
         defer { proxy.stop() }
@@ -212,7 +218,9 @@ import Testing
     /// The gateway fails in the middle of a transfer (a put's body, a get's content, a listing's
     /// answer): each request gets `503 backend_unavailable`, nothing partial is visible or served as
     /// success, and the same requests succeed once the gateway behaves again, without a restart.
-    @Test func aGatewayCutMidPutMidGetAndMidListLosesNothingAndShowsNothingPartial() throws {
+    @Test func aGatewayCutMidPutMidGetAndMidListLosesNothingAndShowsNothingPartial() async throws { try await onOwnThread { try Self().aGatewayCutMidPutMidGetAndMidListLosesNothingAndShowsNothingPartialBlocking() } }
+
+    func aGatewayCutMidPutMidGetAndMidListLosesNothingAndShowsNothingPartialBlocking() throws {
         guard let bucket = Self.bucket, let upstream = ProcessInfo.processInfo.environment["AWS_ENDPOINT_URL"] else { return print(Self.skipReason) }
         let proxy = try FaultyGateway(upstreamURL: upstream)
         defer { proxy.stop() }
@@ -256,7 +264,9 @@ import Testing
         #expect(try writer.client().request("DELETE", "/v1/stores/f/blobs").status == 204)
     }
 
-    @Test func blobdStopsAtStartNamingAMissingBucket() throws {
+    @Test func blobdStopsAtStartNamingAMissingBucket() async throws { try await onOwnThread { try Self().blobdStopsAtStartNamingAMissingBucketBlocking() } }
+
+    func blobdStopsAtStartNamingAMissingBucketBlocking() throws {
         guard Self.bucket != nil, BlobdBinary.url != nil else { return print(Self.skipReason) }
         let folder = TempFolder()
         let daemon = try DaemonProcess(folder: folder, extraArguments: ["--backend", "s3://no-such-bucket-\(UUID().uuidString.prefix(8).lowercased())"], waitForSocket: false)

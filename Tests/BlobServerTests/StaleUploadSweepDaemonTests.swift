@@ -17,7 +17,9 @@ import Testing
         return try? S3Client(configuration: target.configuration, bucket: target.bucket)
     }
 
-    @Test func blobdAbortsItsStoresStaleUploadsAtStartAndEveryPeriod() throws {
+    @Test func blobdAbortsItsStoresStaleUploadsAtStartAndEveryPeriod() async throws { try await onOwnThread { try Self().blobdAbortsItsStoresStaleUploadsAtStartAndEveryPeriodBlocking() } }
+
+    func blobdAbortsItsStoresStaleUploadsAtStartAndEveryPeriodBlocking() throws {
         guard let client = Self.client, BlobdBinary.url != nil else { return print(S3DaemonTests.skipReason) }
         let location = try S3Location(parsing: S3DaemonTests.location(client.bucket.name))
         let other = try S3Location(parsing: S3DaemonTests.location(client.bucket.name))
@@ -57,7 +59,9 @@ import Testing
         #expect(!daemon.log.contains("sweep of \(location) at \(client.bucket.endpoint) failed"), "\(daemon.log)")
     }
 
-    @Test func aSweepThatFailsIsLoggedOnceAndBlobdGoesOn() throws {
+    @Test func aSweepThatFailsIsLoggedOnceAndBlobdGoesOn() async throws { try await onOwnThread { try Self().aSweepThatFailsIsLoggedOnceAndBlobdGoesOnBlocking() } }
+
+    func aSweepThatFailsIsLoggedOnceAndBlobdGoesOnBlocking() throws {
         guard let client = Self.client, let target = S3Gateway.target, BlobdBinary.url != nil else { return print(S3DaemonTests.skipReason) }
         let proxy = try FaultyGateway(upstreamURL: target.configuration.endpoint.description)
         defer { proxy.stop() }
@@ -89,7 +93,9 @@ import Testing
         #expect(put.status == 201, "\(put.text)")
     }
 
-    @Test func aPeriodOfZeroTurnsTheSweepOff() throws {
+    @Test func aPeriodOfZeroTurnsTheSweepOff() async throws { try await onOwnThread { try Self().aPeriodOfZeroTurnsTheSweepOffBlocking() } }
+
+    func aPeriodOfZeroTurnsTheSweepOffBlocking() throws {
         guard let client = Self.client, BlobdBinary.url != nil else { return print(S3DaemonTests.skipReason) }
         let location = try S3Location(parsing: S3DaemonTests.location(client.bucket.name))
         let folder = TempFolder()
@@ -99,7 +105,9 @@ import Testing
         #expect(!daemon.log.contains("upload sweep of s3://"), "\(daemon.log)")
     }
 
-    @Test func theSettingsComeFromFlagsOrVariables() throws {
+    @Test func theSettingsComeFromFlagsOrVariables() async throws { try await onOwnThread { try Self().theSettingsComeFromFlagsOrVariablesBlocking() } }
+
+    func theSettingsComeFromFlagsOrVariablesBlocking() throws {
         guard case .run(let defaults) = DaemonCommandLine.parse(["--backend", "s3://photos"], environment: [:]) else {
             Issue.record("defaults refused")
             return

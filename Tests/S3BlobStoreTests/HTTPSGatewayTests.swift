@@ -1,4 +1,5 @@
 import BlobSystem
+import BlobTestSupport
 import Foundation
 import HTTP1
 import S3BlobStore
@@ -26,7 +27,9 @@ import Testing
     static let skipReason =
         "HTTPSGatewayTests: skipped, no https:// BLOB_S3_HTTPS_ENDPOINT and BLOB_S3_BUCKET (run .ci/ceph up DIR, source DIR/env, then .ci/s3-https up DIR2 and source DIR2/env)"
 
-    @Test func aSignedPutGetHeadDeleteOverHTTPS() throws {
+    @Test func aSignedPutGetHeadDeleteOverHTTPS() async throws { try await onOwnThread { try Self().aSignedPutGetHeadDeleteOverHTTPSBlocking() } }
+
+    func aSignedPutGetHeadDeleteOverHTTPSBlocking() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         #expect(configuration.endpoint.scheme == .https)
         let client = try S3Client(configuration: configuration, bucket: bucket)
@@ -73,7 +76,9 @@ import Testing
         _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
     }
 
-    @Test func anObjectStoredGzipEncodedIsReadAsStoredNotDecoded() throws {
+    @Test func anObjectStoredGzipEncodedIsReadAsStoredNotDecoded() async throws { try await onOwnThread { try Self().anObjectStoredGzipEncodedIsReadAsStoredNotDecodedBlocking() } }
+
+    func anObjectStoredGzipEncodedIsReadAsStoredNotDecodedBlocking() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         let client = try S3Client(configuration: configuration, bucket: bucket)
         let key = "https-tests/\(UUID().uuidString)/gzipped"
@@ -91,7 +96,9 @@ import Testing
         _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
     }
 
-    @Test func aServerThatDoesNotSpeakTLSFailsClearlyNamingTheEndpoint() throws {
+    @Test func aServerThatDoesNotSpeakTLSFailsClearlyNamingTheEndpoint() async throws { try await onOwnThread { try Self().aServerThatDoesNotSpeakTLSFailsClearlyNamingTheEndpointBlocking() } }
+
+    func aServerThatDoesNotSpeakTLSFailsClearlyNamingTheEndpointBlocking() throws {
         guard let (configuration, bucket) = Self.configuration,
             let plain = ProcessInfo.processInfo.environment["BLOB_S3_HTTP_PROXY_ENDPOINT"].flatMap({ URL(string: $0) }), let port = plain.port
         else { return print(Self.skipReason) }
@@ -113,7 +120,9 @@ import Testing
         }
     }
 
-    @Test func aWrongSignatureIsTheGatewaysAnswerNotATransportError() throws {
+    @Test func aWrongSignatureIsTheGatewaysAnswerNotATransportError() async throws { try await onOwnThread { try Self().aWrongSignatureIsTheGatewaysAnswerNotATransportErrorBlocking() } }
+
+    func aWrongSignatureIsTheGatewaysAnswerNotATransportErrorBlocking() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         var wrong = configuration
         wrong.credentials = AWSCredentials(accessKeyID: configuration.credentials.accessKeyID, secretAccessKey: "not-the-secret")
@@ -128,7 +137,9 @@ import Testing
         }
     }
 
-    @Test func aMultipartUploadStreamsFileRegionsOverHTTPS() throws {
+    @Test func aMultipartUploadStreamsFileRegionsOverHTTPS() async throws { try await onOwnThread { try Self().aMultipartUploadStreamsFileRegionsOverHTTPSBlocking() } }
+
+    func aMultipartUploadStreamsFileRegionsOverHTTPSBlocking() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         let client = try S3Client(configuration: configuration, bucket: bucket)
         let key = "https-tests/\(UUID().uuidString)/multipart"
@@ -142,7 +153,9 @@ import Testing
         _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
     }
 
-    @Test func aBodyTheReaderIsSlowToTakeSpillsToAFileAndReadsBackInOrder() throws {
+    @Test func aBodyTheReaderIsSlowToTakeSpillsToAFileAndReadsBackInOrder() async throws { try await onOwnThread { try Self().aBodyTheReaderIsSlowToTakeSpillsToAFileAndReadsBackInOrderBlocking() } }
+
+    func aBodyTheReaderIsSlowToTakeSpillsToAFileAndReadsBackInOrderBlocking() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         let client = try S3Client(configuration: configuration, bucket: bucket)
         let key = "https-tests/\(UUID().uuidString)/spilled"
@@ -176,7 +189,9 @@ import Testing
         _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
     }
 
-    @Test func aFileShorterThanItsDeclaredLengthFailsTheUploadClearly() throws {
+    @Test func aFileShorterThanItsDeclaredLengthFailsTheUploadClearly() async throws { try await onOwnThread { try Self().aFileShorterThanItsDeclaredLengthFailsTheUploadClearlyBlocking() } }
+
+    func aFileShorterThanItsDeclaredLengthFailsTheUploadClearlyBlocking() throws {
         guard let (configuration, bucket) = Self.configuration else { return print(Self.skipReason) }
         let client = try S3Client(configuration: configuration, bucket: bucket)
         let key = "https-tests/\(UUID().uuidString)/short"

@@ -1,4 +1,5 @@
 import BlobSystem
+import BlobTestSupport
 import Foundation
 import S3BlobStore
 import Testing
@@ -17,7 +18,9 @@ import Testing
 
     static let skipReason = "MultipartGatewayTests: skipped, no http:// AWS_ENDPOINT_URL and BLOB_S3_BUCKET (run .ci/ceph up DIR and source DIR/env)"
 
-    @Test func aTwelveMebibyteFileInFiveMebibytePartsRoundTripsByteExact() throws {
+    @Test func aTwelveMebibyteFileInFiveMebibytePartsRoundTripsByteExact() async throws { try await onOwnThread { try Self().aTwelveMebibyteFileInFiveMebibytePartsRoundTripsByteExactBlocking() } }
+
+    func aTwelveMebibyteFileInFiveMebibytePartsRoundTripsByteExactBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let key = prefix + "twelve"
@@ -40,7 +43,9 @@ import Testing
         #expect(try S3StaleUploads(client: client, prefix: prefix).unfinished().isEmpty)
     }
 
-    @Test func aFileShorterThanClaimedFailsClearlyAndLeavesNoUnfinishedUpload() throws {
+    @Test func aFileShorterThanClaimedFailsClearlyAndLeavesNoUnfinishedUpload() async throws { try await onOwnThread { try Self().aFileShorterThanClaimedFailsClearlyAndLeavesNoUnfinishedUploadBlocking() } }
+
+    func aFileShorterThanClaimedFailsClearlyAndLeavesNoUnfinishedUploadBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let key = prefix + "short"
@@ -61,7 +66,9 @@ import Testing
         #expect(throws: S3ClientError.self) { try client.send(try client.bucket.headObject(key: key), context: client.bucket.context("HeadObject", key: key)) }
     }
 
-    @Test func aFailingPartAbortsTheUploadAndRethrowsItsError() throws {
+    @Test func aFailingPartAbortsTheUploadAndRethrowsItsError() async throws { try await onOwnThread { try Self().aFailingPartAbortsTheUploadAndRethrowsItsErrorBlocking() } }
+
+    func aFailingPartAbortsTheUploadAndRethrowsItsErrorBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let key = prefix + "injected"
@@ -81,7 +88,9 @@ import Testing
         #expect(try S3StaleUploads(client: client, prefix: prefix).unfinished().isEmpty, "the failed upload was aborted")
     }
 
-    @Test func aCancelledUploadIsAbortedBetweenParts() throws {
+    @Test func aCancelledUploadIsAbortedBetweenParts() async throws { try await onOwnThread { try Self().aCancelledUploadIsAbortedBetweenPartsBlocking() } }
+
+    func aCancelledUploadIsAbortedBetweenPartsBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let key = prefix + "cancelled"
@@ -104,7 +113,9 @@ import Testing
         #expect(try S3StaleUploads(client: client, prefix: prefix).unfinished().isEmpty, "the cancelled upload was aborted")
     }
 
-    @Test func partsRunConcurrently() throws {
+    @Test func partsRunConcurrently() async throws { try await onOwnThread { try Self().partsRunConcurrentlyBlocking() } }
+
+    func partsRunConcurrentlyBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let key = prefix + "concurrent"
@@ -125,7 +136,9 @@ import Testing
         try Self.remove(key, client)
     }
 
-    @Test func theSweepAbortsAnAbandonedUploadAndLeavesAFreshOneAlone() throws {
+    @Test func theSweepAbortsAnAbandonedUploadAndLeavesAFreshOneAlone() async throws { try await onOwnThread { try Self().theSweepAbortsAnAbandonedUploadAndLeavesAFreshOneAloneBlocking() } }
+
+    func theSweepAbortsAnAbandonedUploadAndLeavesAFreshOneAloneBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let sweep = S3StaleUploads(client: client, prefix: prefix)
@@ -155,7 +168,9 @@ import Testing
         #expect(try sweep.unfinished().isEmpty)
     }
 
-    @Test func anUploadAbortedByAnotherProcessFailsAndStoresNothing() throws {
+    @Test func anUploadAbortedByAnotherProcessFailsAndStoresNothing() async throws { try await onOwnThread { try Self().anUploadAbortedByAnotherProcessFailsAndStoresNothingBlocking() } }
+
+    func anUploadAbortedByAnotherProcessFailsAndStoresNothingBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let key = prefix + "swept"
@@ -182,7 +197,9 @@ import Testing
         #expect(try S3StaleUploads(client: client, prefix: prefix).unfinished().isEmpty)
     }
 
-    @Test func thisProcessesOwnUploadIsNeverSweptWhateverItsAge() throws {
+    @Test func thisProcessesOwnUploadIsNeverSweptWhateverItsAge() async throws { try await onOwnThread { try Self().thisProcessesOwnUploadIsNeverSweptWhateverItsAgeBlocking() } }
+
+    func thisProcessesOwnUploadIsNeverSweptWhateverItsAgeBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let prefix = Self.uniquePrefix()
         let key = prefix + "mine"

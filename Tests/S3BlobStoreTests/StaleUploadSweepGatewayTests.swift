@@ -19,7 +19,9 @@ import Testing
         var infos: [String] { lines.withLock { $0.filter { $0.0 == .info }.map(\.1) } }
     }
 
-    @Test func theFirstRoundAbortsExactlyTheStaleUploadsOfTheLocationsStores() throws {
+    @Test func theFirstRoundAbortsExactlyTheStaleUploadsOfTheLocationsStores() async throws { try await onOwnThread { try Self().theFirstRoundAbortsExactlyTheStaleUploadsOfTheLocationsStoresBlocking() } }
+
+    func theFirstRoundAbortsExactlyTheStaleUploadsOfTheLocationsStoresBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let location = Self.location(client)
         let other = Self.location(client)
@@ -66,7 +68,9 @@ import Testing
         #expect(lines.infos.first?.contains("stale upload sweep of s3://\(client.bucket.name)/\(location.prefix) at \(client.bucket.endpoint)") == true, "\(lines.infos)")
     }
 
-    @Test func roundsRepeatEveryPeriodUntilStopped() throws {
+    @Test func roundsRepeatEveryPeriodUntilStopped() async throws { try await onOwnThread { try Self().roundsRepeatEveryPeriodUntilStoppedBlocking() } }
+
+    func roundsRepeatEveryPeriodUntilStoppedBlocking() throws {
         guard let client = Self.client else { return print(Self.skipReason) }
         let location = Self.location(client)
         let markers = S3StoreMarkers(client: client, location: location)
@@ -98,7 +102,9 @@ import Testing
         #expect(lines.errors.isEmpty, "\(lines.errors)")
     }
 
-    @Test func aGatewayThatIsDownFailsTheRoundsQuietlyUntilItIsBack() throws {
+    @Test func aGatewayThatIsDownFailsTheRoundsQuietlyUntilItIsBack() async throws { try await onOwnThread { try Self().aGatewayThatIsDownFailsTheRoundsQuietlyUntilItIsBackBlocking() } }
+
+    func aGatewayThatIsDownFailsTheRoundsQuietlyUntilItIsBackBlocking() throws {
         guard let client = Self.client, let target = S3Gateway.target else { return print(Self.skipReason) }
         let location = Self.location(client)
         try S3StoreMarkers(client: client, location: location).create("notes")
@@ -136,7 +142,9 @@ import Testing
         #expect(lines.errors.count == 1)
     }
 
-    @Test func aRefusedListingNamesTheS3ErrorCode() throws {
+    @Test func aRefusedListingNamesTheS3ErrorCode() async throws { try await onOwnThread { try Self().aRefusedListingNamesTheS3ErrorCodeBlocking() } }
+
+    func aRefusedListingNamesTheS3ErrorCodeBlocking() throws {
         guard let client = Self.client, let target = S3Gateway.target else { return print(Self.skipReason) }
         var variables = ProcessInfo.processInfo.environment
         variables["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"

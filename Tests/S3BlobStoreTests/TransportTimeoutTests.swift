@@ -1,3 +1,4 @@
+import BlobTestSupport
 import BlobSystem
 import HTTP1
 import S3BlobStore
@@ -27,7 +28,9 @@ import Testing
         }
     }
 
-    @Test func aGatewayThatNeverAnswersTimesOutNamingTheRequest() throws {
+    @Test func aGatewayThatNeverAnswersTimesOutNamingTheRequest() async throws { try await onOwnThread { try Self().aGatewayThatNeverAnswersTimesOutNamingTheRequestBlocking() } }
+
+    func aGatewayThatNeverAnswersTimesOutNamingTheRequestBlocking() throws {
         let server = try Self.stallingServer()
         defer { server.stop() }
         let transport = HTTPTransport(configuration: Self.short)
@@ -62,7 +65,9 @@ import Testing
         await #expect(throws: TransportError.self) { try await stalled.value }
     }
 
-    @Test func aBodyThatStallsMidwayTimesOut() throws {
+    @Test func aBodyThatStallsMidwayTimesOut() async throws { try await onOwnThread { try Self().aBodyThatStallsMidwayTimesOutBlocking() } }
+
+    func aBodyThatStallsMidwayTimesOutBlocking() throws {
         let server = try Self.stallingServer()
         defer { server.stop() }
         let transport = HTTPTransport(configuration: Self.short)
@@ -79,7 +84,9 @@ import Testing
         #expect(transport.idleConnectionCount(for: server.endpoint) == 0)
     }
 
-    @Test func whenEveryConnectionIsBusyANewRequestWaitsABoundedTime() throws {
+    @Test func whenEveryConnectionIsBusyANewRequestWaitsABoundedTime() async throws { try await onOwnThread { try Self().whenEveryConnectionIsBusyANewRequestWaitsABoundedTimeBlocking() } }
+
+    func whenEveryConnectionIsBusyANewRequestWaitsABoundedTimeBlocking() throws {
         let server = try TransportTestServer { connection in
             while let _ = connection.readRequest() { connection.respond(text: "0123456789") }
         }
@@ -99,7 +106,9 @@ import Testing
         #expect(server.acceptedConnections == 1, "the held connection went back to the pool and carried the next request")
     }
 
-    @Test func anAbandonedResponseFreesItsSlotAndClosesItsConnection() throws {
+    @Test func anAbandonedResponseFreesItsSlotAndClosesItsConnection() async throws { try await onOwnThread { try Self().anAbandonedResponseFreesItsSlotAndClosesItsConnectionBlocking() } }
+
+    func anAbandonedResponseFreesItsSlotAndClosesItsConnectionBlocking() throws {
         let server = try TransportTestServer { connection in
             while let _ = connection.readRequest() { connection.respond(body: [UInt8](repeating: 7, count: 100_000)) }
         }
