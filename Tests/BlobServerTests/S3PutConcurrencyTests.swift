@@ -142,11 +142,11 @@ private final class PutGatheringProxy: @unchecked Sendable {
                 let count = Glibc.read(client.rawValue, buffer.baseAddress, buffer.count)
                 if count <= 0 { return }
                 if isHeldPut(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { gather() }
-                if !Self.write(upstream, buffer, count) { return }
+                if !FaultyGateway.write(upstream, buffer, count) { return }
             }
             if entries[1].revents != 0 {
                 let count = Glibc.read(upstream.rawValue, buffer.baseAddress, buffer.count)
-                if count <= 0 || !Self.write(client, buffer, count) { return }
+                if count <= 0 || !FaultyGateway.write(client, buffer, count) { return }
             }
         }
     }
@@ -157,21 +157,5 @@ private final class PutGatheringProxy: @unchecked Sendable {
         let line = bytes.prefix { $0 != UInt8(ascii: "\r") }
         guard line.count >= marker.count else { return false }
         return (0...(line.count - marker.count)).contains { line.dropFirst($0).starts(with: marker) }
-    }
-
-    private static func write(_ fd: FileDescriptor, _ buffer: UnsafeMutableRawBufferPointer, _ count: Int) -> Bool {
-        var offset = 0
-        while offset < count {
-            let written = Glibc.write(fd.rawValue, buffer.baseAddress! + offset, count - offset)
-            if written < 0, errno == EINTR { continue }
-            if written < 0, errno == EAGAIN {
-                var entry = pollfd(fd: fd.rawValue, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&entry, 1, 1000)
-                continue
-            }
-            if written <= 0 { return false }
-            offset += written
-        }
-        return true
     }
 }

@@ -228,7 +228,9 @@ package final class FaultyGateway: @unchecked Sendable {
         return false
     }
 
-    private static func write(_ fd: FileDescriptor, _ buffer: UnsafeMutableRawBufferPointer, _ count: Int) -> Bool {
+    /// Writes the first `count` bytes of `buffer` to `fd` (blocking or not), retrying `EINTR` and
+    /// waiting out `EAGAIN`; whether all went. For this proxy and other test proxies.
+    package static func write(_ fd: FileDescriptor, _ buffer: UnsafeMutableRawBufferPointer, _ count: Int) -> Bool {
         var offset = 0
         while offset < count {
             let written = Glibc.write(fd.rawValue, buffer.baseAddress! + offset, count - offset)
