@@ -52,12 +52,12 @@ package enum DaemonCommandLine {
                               endpoint, region and keys from the AWS environment variables and
                               profile files; the bucket is checked at start); env BLOBD_BACKEND
           --memory-tier BYTES file stores keep their hot blobs of up to 64 KiB in memory, all of them
-                              together within BYTES (suffix K, M or G: powers of 1024; default 64M;
-                              0 turns it off); env BLOBD_MEMORY_TIER
+                              together within BYTES (suffix K, M, G or T: powers of 1024; default
+                              64M; 0 turns it off); env BLOBD_MEMORY_TIER
           --cache DIR         with s3://: the read cache's folder, emptied at start (default: s3-cache
                               under --root); env BLOBD_CACHE
-          --cache-size BYTES  with s3://: the read cache's size (suffix K, M or G; default 1G; 0 turns
-                              it off); env BLOBD_CACHE_SIZE
+          --cache-size BYTES  with s3://: the read cache's size (suffix K, M, G or T; default 1G; 0
+                              turns it off); env BLOBD_CACHE_SIZE
           --cache-staleness SECONDS
                               with s3://: how long a cached blob is served without asking S3 whether
                               it changed, 0 to 86400 (default 0: every read asks);
@@ -186,9 +186,7 @@ package enum DaemonCommandLine {
             guard let path = value, !path.isEmpty else { return "needs a directory" }
             configuration.cacheFolder = path.hasPrefix("/") ? path : currentDirectory + "/" + path
         case "--cache-size":
-            guard let text = value, let bytes = DaemonCommandLine.byteCount(text) else {
-                return "must be a number of bytes, optionally with K, M or G (powers of 1024), up to 1T"
-            }
+            guard let bytes = value.flatMap(DaemonCommandLine.byteCount) else { return DaemonCommandLine.byteCountProblem }
             configuration.cacheBytes = bytes
         case "--cache-staleness":
             guard let text = value, let seconds = Double(text), seconds >= 0, seconds <= 86_400 else {
@@ -205,9 +203,7 @@ package enum DaemonCommandLine {
         case "--upload-sweep-age", "--upload-sweep-period":
             return configuration.uploadSweep.apply(flag, value)
         case "--memory-tier":
-            guard let text = value, let bytes = DaemonCommandLine.byteCount(text) else {
-                return "must be a number of bytes, optionally with K, M or G (powers of 1024), up to 1T"
-            }
+            guard let bytes = value.flatMap(DaemonCommandLine.byteCount) else { return DaemonCommandLine.byteCountProblem }
             configuration.memoryTierBytes = bytes
         case "--heartbeat":
             guard let text = value, let seconds = Double(text), seconds >= 0.05, seconds <= 3600 else {
@@ -219,6 +215,9 @@ package enum DaemonCommandLine {
         }
         return nil
     }
+
+    /// What is wrong with a value ``byteCount(_:)`` refuses.
+    static let byteCountProblem = "must be a number of bytes, optionally with K, M, G or T (powers of 1024), up to 1T"
 
     /// `N`, `NK`, `NM`, `NG` or `NT` (powers of 1024; a trailing `B` or `iB` allowed) as bytes, up to 1 TiB.
     static func byteCount(_ text: String) -> Int? {

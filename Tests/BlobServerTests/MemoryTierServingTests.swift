@@ -25,7 +25,8 @@ struct MemoryTierServingTests {
                 Issue.record("'\(bad)' accepted")
                 continue
             }
-            #expect(message.hasPrefix("--memory-tier must be a number of bytes"))
+            #expect(message == "--memory-tier " + DaemonCommandLine.byteCountProblem)
+            #expect(message.contains("K, M, G or T"))
         }
     }
 
