@@ -91,6 +91,8 @@ struct ConcurrencyBehaviourTests {
                             newest[slot, default: [:]][writer] = max(sequence, newest[slot]?[writer] ?? 0)
                         }
                         var round = 0
+                        // Until every writer is done; a writer that threw cancels the group, and then
+                        // the readers stop too, so its error ends the test instead of a wait for ever.
                         repeat {
                             let slot = (reader + round) % Self.identifiers.count
                             let id = Self.identifiers[slot]
@@ -105,7 +107,7 @@ struct ConcurrencyBehaviourTests {
                             }
                             round += 1
                             await Task.yield()
-                        } while progress.writersDone.load(ordering: .sequentiallyConsistent) < writers || round < 8
+                        } while !Task.isCancelled && (progress.writersDone.load(ordering: .sequentiallyConsistent) < writers || round < 8)
                     }
                 }
                 try await group.waitForAll()
