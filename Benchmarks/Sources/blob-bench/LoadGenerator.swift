@@ -6,7 +6,7 @@ import Synchronization
 /// with one request in flight, sending its next request as soon as the previous response is in.
 ///
 /// It shares the machine's 2 cores with the server it measures, so it is built to cost as little
-/// CPU per request as possible (docs/BENCHMARKS.md, "Load generator"):
+/// CPU per request as possible (docs/BENCHMARKS.md, "Daemon scenarios"):
 /// - requests are bytes prepared before the clock starts (``RequestPlan``); a PUT's head and body go
 ///   out in one `sendmsg`;
 /// - responses are read with `recv` into buffers allocated once, and only the status code and
