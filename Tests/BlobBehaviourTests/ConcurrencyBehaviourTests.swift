@@ -36,6 +36,8 @@ struct ConcurrencyBehaviourTests {
 
     final class Progress: Sendable {
         let writersDone = Atomic<Int>(0)
+        let putsStarted = Atomic<Int>(0)
+        let putsDone = Atomic<Int>(0)
         let torn = Atomic<Int>(0)
         let reads = Atomic<Int>(0)
         let wentBack = Atomic<Int>(0)
@@ -58,6 +60,10 @@ struct ConcurrencyBehaviourTests {
             #expect(Self.verify(a.dropLast(), slot: 0) == nil)
             #expect(Self.verify(a, slot: 1) == nil)
             let progress = Progress()
+            // Readers stop reading at this deadline at the latest, and the test then says how far the
+            // writers got: puts started but not done are puts that hang, none in flight is writers
+            // that never got a thread.
+            let deadline = ContinuousClock.now + .seconds(90)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<writers {
                     group.addTask {
@@ -65,6 +71,8 @@ struct ConcurrencyBehaviourTests {
                             let slot = (writer + sequence) % Self.identifiers.count
                             let blob = Self.content(writer: UInt32(writer), sequence: UInt32(sequence), slot: UInt32(slot))
                             let metadata: BlobMetadata
+                            progress.putsStarted.add(1, ordering: .relaxed)
+                            defer { progress.putsDone.add(1, ordering: .relaxed) }
                             if writer.isMultiple(of: 2) {
                                 metadata = try await store.put(blob, identifier: Self.identifiers[slot], options: PutOptions())
                             } else {
@@ -107,10 +115,17 @@ struct ConcurrencyBehaviourTests {
                             }
                             round += 1
                             await Task.yield()
-                        } while !Task.isCancelled && (progress.writersDone.load(ordering: .sequentiallyConsistent) < writers || round < 8)
+                        } while !Task.isCancelled && ContinuousClock.now < deadline
+                            && (progress.writersDone.load(ordering: .sequentiallyConsistent) < writers || round < 8)
                     }
                 }
-                try await group.waitForAll()
+                while let _ = try await group.next() {
+                    guard ContinuousClock.now >= deadline, progress.writersDone.load(ordering: .sequentiallyConsistent) < writers else { continue }
+                    let started = progress.putsStarted.load(ordering: .relaxed), done = progress.putsDone.load(ordering: .relaxed)
+                    Issue.record("after 90 s the writers had made \(done) of \(writers * rounds) puts, \(started - done) in flight; the readers \(progress.reads.load(ordering: .relaxed)) reads")
+                    group.cancelAll()
+                    return
+                }
             }
             #expect(progress.torn.load(ordering: .sequentiallyConsistent) == 0, "reads that were not one writer's whole blob")
             #expect(progress.wentBack.load(ordering: .sequentiallyConsistent) == 0, "reads older than an earlier read")

@@ -74,7 +74,9 @@ extension S3BlobStore {
     ///   `etag`; then `PUT If-Match: <its object ETag>` with its `created`.
     /// - `.none`: `PUT If-Match` with the hint's object ETag and `created` when this instance knows
     ///   the key, else `PUT If-None-Match: *` with `created` now; a `412` reads the current version
-    ///   (HEAD) and tries again with it, at most ``maximumPutAttempts`` times.
+    ///   (HEAD) and tries again with it. The last of ``maximumPutAttempts`` attempts is a plain PUT
+    ///   with the `created` it read last: a put without a condition is never refused because other
+    ///   writers of the key kept winning the race.
     func commit(_ spool: S3ContentSpool, identifier: String, key: String, options: PutOptions) throws -> BlobMetadata {
         defer { spool.close() }
         let content = try spool.prepare(options: options)
@@ -97,9 +99,9 @@ extension S3BlobStore {
                 observed = try headObject(key: key, identifier: identifier).map(Observed.object) ?? .absent
             }
         }
-        for _ in 0..<Self.maximumPutAttempts {
+        for attempt in 0..<Self.maximumPutAttempts {
             let now = now()
-            let condition: S3WriteCondition
+            var condition: S3WriteCondition?
             let created: Date
             switch observed {
             case .unknown:
@@ -135,6 +137,7 @@ extension S3BlobStore {
                 condition = .ifMatch(etag: object.objectETag)
                 created = live?.created ?? now
             }
+            if options.condition == .none, attempt == Self.maximumPutAttempts - 1 { condition = nil }
             let metadata = BlobMetadata(
                 identifier: identifier, size: content.size, contentType: content.contentType, etag: content.etag, created: created,
                 modified: now, userMetadata: options.userMetadata, image: content.image, expires: expiry(options.expiry, from: now))
@@ -188,8 +191,8 @@ extension S3BlobStore {
 
     // MARK: - The PUT
 
-    /// One conditional PUT of the content with its metadata header.
-    func putObject(key: String, content: S3PreparedContent, metadata: BlobMetadata, condition: S3WriteCondition) throws -> S3PutOutcome {
+    /// One PUT of the content with its metadata header, conditional unless `condition` is `nil`.
+    func putObject(key: String, content: S3PreparedContent, metadata: BlobMetadata, condition: S3WriteCondition?) throws -> S3PutOutcome {
         let encoded = S3MetadataHeader.encode(metadata)
         guard encoded.utf8.count <= S3MetadataHeader.maximumEncodedByteCount else {
             throw BlobStoreError.tooLarge(
@@ -210,19 +213,21 @@ extension S3BlobStore {
     /// multipart completion cannot be conditional on the Ceph gateway (it ignores `If-None-Match`
     /// and `If-Match` there), so for those puts the condition is checked with a HEAD just before the
     /// upload: checked, not atomic (docs/SCALE-OUT.md, "Consistency").
-    func sendLargeSpooledFile(key: String, file: FileDescriptor, length: Int64, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> S3PutOutcome {
+    func sendLargeSpooledFile(key: String, file: FileDescriptor, length: Int64, headers: S3ObjectHeaders, condition: S3WriteCondition?) throws -> S3PutOutcome {
         guard length > multipartThreshold else {
             return try sendPut(key: key, body: .fileRegion(file, offset: 0, length: length), headers: headers, condition: condition)
         }
-        let context = client.bucket.context("PutObject", key: key)
-        let current = try headObject(key: key, identifier: layout.identifier(store: name, key: key) ?? key)
-        let holds: Bool
-        switch condition {
-        case .ifNoneMatchAny: holds = current == nil
-        case .ifMatchAny: holds = current != nil
-        case .ifMatch(let etag): holds = current?.objectETag == S3XMLValues.unquotedETag(etag)
+        if let condition {
+            let context = client.bucket.context("PutObject", key: key)
+            let current = try headObject(key: key, identifier: layout.identifier(store: name, key: key) ?? key)
+            let holds: Bool
+            switch condition {
+            case .ifNoneMatchAny: holds = current == nil
+            case .ifMatchAny: holds = current != nil
+            case .ifMatch(let etag): holds = current?.objectETag == S3XMLValues.unquotedETag(etag)
+            }
+            guard holds else { return .conditionFailed(.answered(S3Error(context: context, status: 412, body: [UInt8]()))) }
         }
-        guard holds else { return .conditionFailed(.answered(S3Error(context: context, status: 412, body: [UInt8]()))) }
         do {
             let objectETag = try S3MultipartUpload(client: client, key: key, headers: headers).upload(file: file, length: length)
             return .stored(objectETag: objectETag)
@@ -234,7 +239,7 @@ extension S3BlobStore {
     /// One PutObject with `UNSIGNED-PAYLOAD`, never replayed by the transport (a replay of a
     /// conditional PUT could answer `412` to its own first attempt). Large bodies wait for
     /// `100 Continue`, so a `412` costs no upload.
-    private func sendPut(key: String, body: TransportBody, headers: S3ObjectHeaders, condition: S3WriteCondition) throws -> S3PutOutcome {
+    private func sendPut(key: String, body: TransportBody, headers: S3ObjectHeaders, condition: S3WriteCondition?) throws -> S3PutOutcome {
         let context = client.bucket.context("PutObject", key: key)
         let request: S3Request
         do {

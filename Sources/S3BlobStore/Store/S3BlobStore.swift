@@ -36,7 +36,8 @@ public final class S3BlobStore: BlobStoring {
     package static let memorySpoolLimit = 8 << 20
     /// The largest object one PUT stores (S3's limit); larger needs a multipart upload.
     package static let maximumSinglePutByteCount: Int64 = 5 << 30
-    /// How many conditional PUTs one put tries before it gives up on a key other writers keep changing.
+    /// How many PUTs one put tries on a key other writers keep changing: a conditional put then gives
+    /// up; an unconditional one makes its last attempt without a condition.
     package static let maximumPutAttempts = 8
     /// S3 requests run at once by one list, remove-all or verify.
     package static let parallelRequests = 8
