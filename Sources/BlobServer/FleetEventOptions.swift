@@ -1,8 +1,10 @@
 /// How a blobd serving an S3 backend hears about the other fleet members' changes
 /// (docs/SCALE-OUT.md, "Fleet"): `--events-listen`, `--events-endpoint`, `--events-member`.
 package struct FleetEventOptions: Sendable, Hashable {
-    /// Whether to listen at all (`--events-listen off` turns it off: only this daemon's own changes
-    /// reach its subscribers, as on an object store without push notifications).
+    /// Whether to listen at all: off unless `--events-listen` gives an address. Off, only this
+    /// daemon's own changes reach its subscribers; on, the gateway pays for an event per change
+    /// under the prefix (docs/SCALE-OUT.md, "What the notifications cost"), and AWS S3, which cannot
+    /// push to HTTP, refuses the subscription.
     package var isEnabled: Bool
     /// The address the receiver binds (default `127.0.0.1`).
     package var listenHost: String
@@ -13,8 +15,8 @@ package struct FleetEventOptions: Sendable, Hashable {
     /// This member's name, unique in the fleet; `nil`: from the host name and the socket path.
     package var member: String?
 
-    /// The defaults: listen on an ephemeral loopback port, tell the gateway that port.
-    package init(isEnabled: Bool = true, listenHost: String = "127.0.0.1", listenPort: UInt16 = 0, endpoint: String? = nil, member: String? = nil) {
+    /// The defaults: off; when turned on without more, an ephemeral loopback port, told to the gateway.
+    package init(isEnabled: Bool = false, listenHost: String = "127.0.0.1", listenPort: UInt16 = 0, endpoint: String? = nil, member: String? = nil) {
         self.isEnabled = isEnabled
         self.listenHost = listenHost
         self.listenPort = listenPort
@@ -30,8 +32,9 @@ package struct FleetEventOptions: Sendable, Hashable {
     /// The flags' lines of `blobd --help`.
     package static let usage = """
           --events-listen ADDR
-                              with s3://: where to listen for the gateway's bucket notifications,
-                              [HOST:]PORT (default 127.0.0.1:0, a free port), or off;
+                              with s3://: join a fleet's change events by listening for the
+                              gateway's bucket notifications on [HOST:]PORT (PORT alone: on
+                              127.0.0.1; 0: a free port), or off (the default);
                               env BLOBD_EVENTS_LISTEN
           --events-endpoint URL
                               with s3://: the URL the gateway POSTs notifications to (default

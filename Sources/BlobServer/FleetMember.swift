@@ -66,7 +66,7 @@ final class FleetMember: Sendable {
     /// ``FleetCatalog``) and `--events-listen` is not `off`, else `nil`.
     static func start(for catalog: any ServedBackendCatalog, _ configuration: ServerConfiguration, log: Log) throws -> FleetMember? {
         guard configuration.fleetEvents.isEnabled, let fleet = catalog as? FleetCatalog, let s3 = fleet.wrapped as? S3StoreCatalog else {
-            if configuration.backend == .s3 { log(.info, "fleet events off: only changes made through this daemon reach its subscribers") }
+            if configuration.backend == .s3 { log(.info, "fleet events off: only changes made through this daemon reach its subscribers (--events-listen [HOST:]PORT turns them on)") }
             return nil
         }
         return try FleetMember(

@@ -16,7 +16,17 @@ import Testing
             Issue.record("the variables were refused")
             return
         }
-        #expect(fromVariables.fleetEvents == FleetEventOptions(listenHost: "0.0.0.0", listenPort: 7001, endpoint: "http://10.1.2.3:7001", member: "web-1"))
+        #expect(fromVariables.fleetEvents == FleetEventOptions(isEnabled: true, listenHost: "0.0.0.0", listenPort: 7001, endpoint: "http://10.1.2.3:7001", member: "web-1"))
+        guard case .run(let defaults) = DaemonCommandLine.parse(["--backend", "s3://bucket/prefix"], environment: [:]) else {
+            Issue.record("the defaults were refused")
+            return
+        }
+        #expect(!defaults.fleetEvents.isEnabled, "a daemon joins a fleet's events only when --events-listen says where")
+        guard case .run(let port) = DaemonCommandLine.parse(["--backend", "s3://bucket/prefix", "--events-listen", "0"], environment: [:]) else {
+            Issue.record("--events-listen 0 was refused")
+            return
+        }
+        #expect(port.fleetEvents == FleetEventOptions(isEnabled: true, listenHost: "127.0.0.1", listenPort: 0))
         guard case .run(let fromFlags) = DaemonCommandLine.parse(["--events-listen", "off", "--events-member=web-2"], environment: environment) else {
             Issue.record("the flags were refused")
             return

@@ -33,6 +33,7 @@ import Testing
             var configuration = ServerConfiguration(socketPath: socketPath)
             configuration.backend = .s3
             configuration.s3Location = location
+            configuration.fleetEvents.isEnabled = true  // --events-listen 127.0.0.1:0
             configuration.fleetEvents.member = "fleet-test-\(index)"
             let log = Log(level: .error)
             configuration.cacheFolder = folder.path + "/cache"
@@ -251,6 +252,7 @@ import Testing
         configuration.backend = .s3
         configuration.s3Location = location
         let member = "fleet-test-restart-\(UInt16.random(in: 0...UInt16.max))"
+        configuration.fleetEvents.isEnabled = true
         configuration.fleetEvents.member = member
         let ids = { Set(try S3NotificationSubscription.entries(setup.client).map(\.id)) }
 
