@@ -153,6 +153,8 @@ import Testing
     func readsRacingChangesNeverSeeAnOlderVersion(inline: Bool) async throws {
         let store = try store(inline: inline)
         let race = RaceState()
+        // Also when a change below throws: the readers would otherwise spin on after the test.
+        defer { race.stop.store(true, ordering: .releasing) }
         let rounds = 300
         try await store.put(RaceState.content(0), identifier: "race")
         let group = DispatchGroup()
