@@ -52,7 +52,7 @@ final class FleetMember: Sendable {
             receiver.stop()
             throw StartupError(
                 "cannot subscribe to the changes of \(location) at \(client.bucket.endpoint) (fleet member \(member), endpoint \(endpoint)): \(error); "
-                    + "start with --events-listen off on an object store without HTTP push notifications")
+                    + "an object store without HTTP push notifications (AWS S3) needs --events-listen off, the default")
         }
         self.member = member
         self.endpoint = endpoint

@@ -93,3 +93,23 @@ import Testing
         #expect(FleetMember.defaultEndpoint(address, host: "0.0.0.0") == "http://127.0.0.1:\(address.port)")
     }
 }
+
+/// A member whose subscription the object store refuses does not start, and says what to do.
+@Suite struct FleetSubscriptionRefusedTests {
+    @Test func aRefusedSubscriptionStopsTheStartNamingEndpointMemberAndTheWayOut() throws {
+        let environment = AWSEnvironment(
+            variables: ["AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1"],
+            readFile: { _ in nil })
+        let setup = try S3BackendSetup(location: "s3://bucket/prefix", environment: environment, checkBucket: false)
+        let catalog = FleetCatalog(DaemonS3Backend.catalog(setup, cache: nil))
+        var configuration = ServerConfiguration(socketPath: "/tmp/fleet-refused.sock")
+        configuration.backend = .s3
+        configuration.s3Location = "s3://bucket/prefix"
+        configuration.fleetEvents = FleetEventOptions(isEnabled: true, member: "web-1")
+        let error = #expect(throws: StartupError.self) { _ = try FleetMember.start(for: catalog, configuration, log: Log(level: .error)) }
+        let message = error?.description ?? ""
+        #expect(message.contains("cannot subscribe to the changes of s3://bucket/prefix at http://127.0.0.1:1"), "\(message)")
+        #expect(message.contains("fleet member web-1"), "\(message)")
+        #expect(message.hasSuffix("an object store without HTTP push notifications (AWS S3) needs --events-listen off, the default"), "\(message)")
+    }
+}

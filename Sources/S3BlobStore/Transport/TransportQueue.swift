@@ -11,7 +11,7 @@ package enum TransportQueue {
     /// Runs `body` on a thread of its own and resumes the caller with its result.
     package static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue(label: "S3BlobStore.request").async { continuation.resume(with: Result { try body() }) }
+            detach { continuation.resume(with: Result { try body() }) }
         }
     }
 
