@@ -26,14 +26,20 @@ enum Drivers {
         try PersistentDataStore(name: "bench", root: URL(fileURLWithPath: root), configuration: .init(durability: durability))
     }
 
-    /// Writers are tasks: each awaits its puts one after another, as an application's writers would.
-    static func putAll(_ store: PersistentDataStore, _ workload: Workload, writers: Int, priority: TaskPriority? = nil) async throws {
+    /// Puts every blob of `workload`, spread over `writers` tasks; `afterEach` (given the blob's
+    /// index) runs in the writer's task after each put. Writers are tasks: each awaits its puts one
+    /// after another, as an application's writers would.
+    static func putAll(
+        _ store: PersistentDataStore, _ workload: Workload, writers: Int, priority: TaskPriority? = nil,
+        afterEach: (@Sendable (Int) throws -> Void)? = nil
+    ) async throws {
         let options = PutOptions()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<writers {
                 group.addTask(priority: priority) {
                     for index in stride(from: writer, to: workload.identifiers.count, by: writers) {
                         try await store.put(workload.data, identifier: workload.identifiers[index], options: options)
+                        try afterEach?(index)
                     }
                 }
             }
