@@ -149,7 +149,7 @@ final class ChangeFeed: Sendable {
         if let last = parser.lastEventID { request.headers.append((name: KnownHeader.lastEventID.text, value: last)) }
         var reader: ResponseReader
         do {
-            try connection.send(request.serializedHead(contentLength: nil), timeout: client.configuration.requestTimeout)
+            try connection.sendRequest(request.serializedHead(contentLength: nil), timeout: client.configuration.requestTimeout)
             reader = try ResponseReader(connection: connection, method: .get, timeout: client.configuration.idleTimeout)
         } catch {
             return false

@@ -5,46 +5,25 @@ import Foundation
 import Glibc
 #endif
 
-/// One keep-alive connection to the daemon: a non-blocking Unix socket waited on with `poll`,
-/// plus the bytes received but not yet consumed.
-///
-/// Used by one exchange at a time (the pool hands it out exclusively), always from a blocking
-/// I/O thread, never from the cooperative pool. Only ``shutdown()`` may be called concurrently.
-// Unchecked: the buffer and indices belong to the exchange the pool handed the connection to; `closed` is `Locked`.
-final class Connection: @unchecked Sendable {
-    /// The socket.
-    let descriptor: FileDescriptor
-    /// Received bytes not consumed yet.
-    private var received = ReceiveBuffer(initialCapacity: Connection.initialCapacity, minimumRead: Connection.minimumRead)
-    /// Whether this connection already carried an exchange (so the daemon may have closed it since).
-    var isReused = false
-    /// When it was last returned to the pool.
-    var idleSince = DispatchTime.now()
-    /// Whether any byte of the current response has arrived.
-    private(set) var receivedResponseByte = false
-    private let closed = Locked(false)
+/// One keep-alive connection to the daemon over its Unix socket (``StreamConnection``): the pool
+/// hands it to one exchange at a time, always on a blocking I/O thread, never on the cooperative
+/// pool. Its calls below report failures as ``TransportError``s naming what was being done.
+typealias Connection = StreamConnection
 
+extension StreamConnection {
     /// The receive buffer's first size; it grows when a response head does not fit.
-    private static let initialCapacity = 256 * 1024
+    private static let clientInitialCapacity = 256 * 1024
     /// A fill asks the kernel for at least this much room.
-    private static let minimumRead = 64 * 1024
-
-    private init(descriptor: FileDescriptor) {
-        self.descriptor = descriptor
-    }
-
-    deinit {
-        close()
-    }
+    private static let clientMinimumRead = 64 * 1024
 
     /// Connects to `path`, waiting at most `timeout` if the daemon's backlog is full.
-    static func open(path: String, timeout: Duration) throws -> Connection {
+    static func open(path: String, timeout: Duration) throws -> StreamConnection {
         let bytes = Array(path.utf8)
         var address = sockaddr_un()
         guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: address.sun_path), !bytes.contains(0) else {
             throw BlobClientError.daemonUnreachable(socketPath: path, errno: Errno(rawValue: ENAMETOOLONG))
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BlobClientError.daemonUnreachable(socketPath: path, errno: .current) }
         let descriptor = FileDescriptor(rawValue: fd)
         // A blocking Unix-socket connect waits for backlog room for at most SO_SNDTIMEO.
@@ -74,120 +53,35 @@ final class Connection: @unchecked Sendable {
             try? descriptor.close()
             throw BlobClientError.daemonUnreachable(socketPath: path, errno: error)
         }
-        return Connection(descriptor: descriptor)
+        return StreamConnection(socket: descriptor, initialCapacity: clientInitialCapacity, minimumRead: clientMinimumRead, acknowledgeAtOnce: false)
     }
 
-    /// Closes the socket (once).
-    func close() {
-        let first = closed.withLock { wasClosed in
-            defer { wasClosed = true }
-            return !wasClosed
-        }
-        if first { try? descriptor.close() }
+    /// Sends every byte of a request, waiting at most `timeout` for the daemon to accept more each time.
+    func sendRequest(_ bytes: UnsafeRawBufferPointer, timeout: Duration?) throws(TransportError) {
+        do { try send(bytes, timeout: timeout) } catch { throw transportError(error, operation: "sending the request") }
     }
 
-    /// Wakes any thread blocked on this connection (it then sees end of stream); safe from any thread.
-    func shutdown() {
-        closed.withLock { isClosed in
-            if !isClosed { _ = Glibc.shutdown(descriptor.rawValue, Int32(SHUT_RDWR)) }
-        }
+    /// Sends every byte of `bytes` (a request's head or body).
+    func sendRequest(_ bytes: [UInt8], timeout: Duration?) throws(TransportError) {
+        do { try send(bytes, timeout: timeout) } catch { throw transportError(error, operation: "sending the request") }
     }
-
-    /// Whether an idle connection was closed by the daemon (or has unexpected bytes waiting).
-    var looksStale: Bool {
-        if received.available > 0 { return true }
-        var entry = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&entry, 1, 0)
-        return ready != 0
-    }
-
-    /// Starts a new exchange: forgets whether a response byte arrived.
-    func beginExchange() {
-        receivedResponseByte = false
-    }
-
-    // MARK: Sending
-
-    /// Sends every byte, waiting at most `timeout` for the daemon to accept more each time.
-    func send(_ bytes: UnsafeRawBufferPointer, timeout: Duration?) throws(TransportError) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent: Int?
-            do {
-                sent = try descriptor.send(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
-            } catch {
-                throw .system(error, operation: "sending the request", beforeResponse: !receivedResponseByte)
-            }
-            if let sent {
-                offset += sent
-            } else {
-                try wait(for: Int16(POLLOUT), timeout: timeout, operation: "sending the request")
-            }
-        }
-    }
-
-    /// Sends `bytes`.
-    func send(_ bytes: [UInt8], timeout: Duration?) throws(TransportError) {
-        let result: Result<Void, TransportError> = bytes.withUnsafeBytes { raw in
-            do throws(TransportError) { try send(raw, timeout: timeout) } catch { return .failure(error) }
-            return .success(())
-        }
-        try result.get()
-    }
-
-    // MARK: Receiving
-
-    /// Unconsumed received bytes.
-    var available: Int { received.available }
 
     /// Receives more bytes into the buffer; returns how many (0 at end of stream).
     @discardableResult
     func fill(timeout: Duration?, operation: String) throws(TransportError) -> Int {
-        try received.fill { (room) throws(TransportError) in try receive(into: room, timeout: timeout, operation: operation) }
+        do { return try fill(timeout: timeout) } catch { throw transportError(error, operation: operation) }
     }
 
-    /// Receives into `destination`; returns how many bytes (0 at end of stream). Called with a
-    /// caller's buffer only while nothing is buffered (so that bytes stay in order): large bodies
-    /// take that path, one copy fewer.
+    /// Receives into `destination` while nothing is buffered; returns how many bytes (0 at end of stream).
     func receive(into destination: UnsafeMutableRawBufferPointer, timeout: Duration?, operation: String) throws(TransportError) -> Int {
-        while true {
-            let result: Int?
-            do { result = try descriptor.receive(into: destination) } catch {
-                throw .system(error, operation: operation, beforeResponse: !receivedResponseByte)
-            }
-            if let count = result {
-                if count > 0 { receivedResponseByte = true }
-                return count
-            }
-            try wait(for: Int16(POLLIN), timeout: timeout, operation: operation)
-        }
+        do { return try receive(into: destination, timeout: timeout) } catch { throw transportError(error, operation: operation) }
     }
 
-    /// Marks `count` buffered bytes consumed.
-    func consume(_ count: Int) {
-        received.consume(count)
-    }
-
-    /// Runs `body` on the unconsumed bytes.
-    func withUnconsumedBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try received.withUnconsumedBytes(body)
-    }
-
-    /// Copies up to `destination.count` unconsumed bytes into `destination` and consumes them; returns how many.
-    func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
-        received.take(into: destination)
-    }
-
-    private func wait(for events: Int16, timeout: Duration?, operation: String) throws(TransportError) {
-        let milliseconds: Int32 = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
-        var entry = pollfd(fd: descriptor.rawValue, events: events, revents: 0)
-        while true {
-            let ready = poll(&entry, 1, milliseconds)
-            if ready > 0 { return }  // Readable, writable, or an error/hang-up the next call reports.
-            if ready == 0 { throw .timeout(operation: operation) }
-            let error = Errno.current
-            if error == .interrupted { continue }
-            throw .system(error, operation: operation, beforeResponse: !receivedResponseByte)
+    private func transportError(_ error: TCPSocketError, operation: String) -> TransportError {
+        switch error {
+        case .timedOut: .timeout(operation: operation)
+        case .system(let errno): .system(errno, operation: operation, beforeResponse: !receivedResponseByte)
+        case .unresolvable(let host, let reason): .malformed("cannot resolve \(host): \(reason)")
         }
     }
 }

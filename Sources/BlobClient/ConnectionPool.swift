@@ -20,15 +20,13 @@ final class ConnectionPool: Sendable {
 
     /// An idle connection that still looks open, else a new one. Blocking.
     func acquire() throws -> Connection {
-        let idleLimit = UInt64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-            + UInt64(configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        let idleLimit = configuration.idleTimeout
         var discarded: [Connection] = []
         defer { for connection in discarded { connection.close() } }
         while let connection = idle.withLock({ $0.popLast() }) {
             // Read the clock after taking the connection: one released by another thread a moment
             // ago may carry a later time than a clock read before the loop.
-            let now = DispatchTime.now().uptimeNanoseconds, since = connection.idleSince.uptimeNanoseconds
-            let idleFor = now > since ? now - since : 0
+            let idleFor = max(.zero, ContinuousClock.now - connection.idleSince)
             if idleFor > idleLimit || connection.looksStale {
                 discarded.append(connection)
                 continue
@@ -49,7 +47,7 @@ final class ConnectionPool: Sendable {
 
     /// Returns a connection whose exchange completed and that may carry another one.
     func release(_ connection: Connection) {
-        connection.idleSince = .now()
+        connection.idleSince = .now
         let kept = idle.withLock { idle -> Bool in
             guard idle.count < configuration.poolSize else { return false }
             idle.append(connection)

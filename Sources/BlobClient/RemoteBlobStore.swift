@@ -55,9 +55,9 @@ public final class RemoteBlobStore: BlobStoring {
                 let (headBytes, endBytes) = (head, end)
                 sendFailure = try await BlockingIO.run { () -> TransportError? in
                     do {
-                        try connection.send(headBytes, timeout: timeout)
-                        try chunk.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try connection.send(raw, timeout: timeout) }
-                        try connection.send(endBytes, timeout: timeout)
+                        try connection.sendRequest(headBytes, timeout: timeout)
+                        try chunk.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try connection.sendRequest(raw, timeout: timeout) }
+                        try connection.sendRequest(endBytes, timeout: timeout)
                     } catch let error as TransportError { return error }
                     return nil
                 }
@@ -68,7 +68,7 @@ public final class RemoteBlobStore: BlobStoring {
                 ChunkedEncoder.appendLastChunk(into: &last)
                 let bytes = last
                 sendFailure = try await BlockingIO.run { () -> TransportError? in
-                    do { try connection.send(bytes, timeout: timeout) } catch let error as TransportError { return error }
+                    do { try connection.sendRequest(bytes, timeout: timeout) } catch let error as TransportError { return error }
                     return nil
                 }
             }

@@ -38,12 +38,12 @@ struct Transport: Sendable {
     func startStreamed(_ request: Request) throws -> Connection {
         var connection = try pool.acquire()
         do {
-            try connection.send(request.serializedHead(contentLength: nil), timeout: timeout)
+            try connection.sendRequest(request.serializedHead(contentLength: nil), timeout: timeout)
         } catch {
             connection.close()
             guard connection.isReused, error.isStaleConnection else { throw error.publicError }
             connection = try pool.fresh()
-            do { try connection.send(request.serializedHead(contentLength: nil), timeout: timeout) } catch {
+            do { try connection.sendRequest(request.serializedHead(contentLength: nil), timeout: timeout) } catch {
                 connection.close()
                 throw error.publicError
             }
@@ -92,11 +92,11 @@ struct Transport: Sendable {
     private func write(_ request: Request, on connection: Connection) throws {
         switch request.body {
         case .none, .streamed:
-            try connection.send(request.serializedHead(contentLength: nil), timeout: timeout)
+            try connection.sendRequest(request.serializedHead(contentLength: nil), timeout: timeout)
         case .data(let data):
-            try connection.send(request.serializedHead(contentLength: nil), timeout: timeout)
+            try connection.sendRequest(request.serializedHead(contentLength: nil), timeout: timeout)
             try answeredEarly(connection) {
-                try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try connection.send(raw, timeout: timeout) }
+                try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try connection.sendRequest(raw, timeout: timeout) }
             }
         case .file(let path):
             let file: FileDescriptor
@@ -106,7 +106,7 @@ struct Transport: Sendable {
             defer { try? file.close() }
             let size: Int64
             do { size = try file.status().size } catch { throw BlobStoreError.io(operation: "fstat", path: path, errno: error) }
-            try connection.send(request.serializedHead(contentLength: size), timeout: timeout)
+            try connection.sendRequest(request.serializedHead(contentLength: size), timeout: timeout)
             // Read into one buffer and sent from it by address: no per-byte array copies (slow in debug builds).
             let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
             defer { chunk.deallocate() }
@@ -123,7 +123,7 @@ struct Transport: Sendable {
                         throw BlobStoreError.io(operation: "read (file shrank while being sent)", path: path, errno: Errno(rawValue: 0))
                     }
                     let used = Int(min(Int64(count), remaining))
-                    try connection.send(UnsafeRawBufferPointer(rebasing: chunk[0..<used]), timeout: timeout)
+                    try connection.sendRequest(UnsafeRawBufferPointer(rebasing: chunk[0..<used]), timeout: timeout)
                     remaining -= Int64(used)
                 }
             }
