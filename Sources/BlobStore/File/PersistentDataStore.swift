@@ -180,13 +180,9 @@ public final class PersistentDataStore: BlobStoring, Sendable {
         // Served here when nothing has to wait: two thread wake-ups (to the queue and back) cost
         // several times a cached 4 KiB read.
         let ticket: MemoryTier.Ticket?
-        switch memoryTierLookup(identifier) {
-        case .hit(_, let content): return content
-        case .miss(let missed): ticket = missed
-        }
-        if configuration.inlineCachedReads, let read = core.cachedReads.content(of: identifier) {
-            core.memoryTier.fill(read.header, content: read.content, ticket: ticket)
-            return read.content
+        switch contentAtOnce(identifier) {
+        case .content(let content): return content
+        case .wait(let missed): ticket = missed
         }
         return try await core.reads.read { [core] in
             let blob = try core.reads.openLatest(identifier)

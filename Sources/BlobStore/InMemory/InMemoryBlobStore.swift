@@ -52,9 +52,7 @@ public final class InMemoryBlobStore: BlobStoring {
         /// Cache mode: the policy, the CLOCK ring of keys (holes where blobs went), its hand, the
         /// blobs that have an expiry, and the counters.
         var policy = StorePolicy.unlimited
-        var ring: [[UInt8]?] = []
-        var freeSlots: Set<Int> = []
-        var hand = 0
+        var ring = ClockRing<[UInt8]>()
         var expiring: Set<[UInt8]> = []
         var evicted: UInt64 = 0
         var expired: UInt64 = 0
@@ -201,9 +199,7 @@ public final class InMemoryBlobStore: BlobStoring {
         state.withLock { state in
             state.blobs.removeAll()
             state.totalBytes = 0
-            state.ring = []
-            state.freeSlots = []
-            state.hand = 0
+            state.ring.removeAll()
             state.expiring = []
             state.publish(.removedAll, store: name, date: self.now())
         }
@@ -432,41 +428,18 @@ extension InMemoryBlobStore {
         }
     }
 
-    /// A ring slot for a new blob, just behind the hand (the last place the hand reaches), as the
-    /// file store's catalog does: when the free or appended slot lies ahead of the hand, it swaps
-    /// with the slot at the hand.
+    /// A ring slot for a new blob (``ClockRing/placeNew(_:)``); a blob moved to make room gets its new slot.
     private static func placeNew(_ key: [UInt8], in state: inout State) -> Int {
-        var at: Int
-        if let free = state.freeSlots.popFirst() {
-            at = free
-            state.ring[at] = key
-        } else {
-            at = state.ring.count
-            state.ring.append(key)
-        }
-        if state.hand >= state.ring.count { state.hand = 0 }
-        if at > state.hand {
-            let displaced = state.ring[state.hand]
-            state.ring[state.hand] = key
-            state.ring[at] = displaced
-            if let displaced {
-                state.blobs[displaced]!.slot = at
-            } else {
-                state.freeSlots.remove(state.hand)
-                state.freeSlots.insert(at)
-            }
-            at = state.hand
-        }
-        if at == state.hand { state.hand += 1 }
-        return at
+        let placed = state.ring.placeNew(key)
+        if let moved = placed.moved { state.blobs[moved.element]!.slot = moved.slot }
+        return placed.slot
     }
 
     /// Takes `key`'s blob out of the blobs, the totals, the ring and the expiring set.
     private static func drop(_ key: [UInt8], from state: inout State) {
         guard let entry = state.blobs.removeValue(forKey: key) else { return }
         state.totalBytes -= entry.metadata.size
-        state.ring[entry.slot] = nil
-        state.freeSlots.insert(entry.slot)
+        state.ring.remove(at: entry.slot)
         state.expiring.remove(key)
     }
 
@@ -496,10 +469,8 @@ extension InMemoryBlobStore {
             return false
         }
         while over(state), !state.ring.isEmpty {
-            if state.hand >= state.ring.count { state.hand = 0 }
-            let position = state.hand
-            state.hand += 1
-            guard let key = state.ring[position], let entry = state.blobs[key] else { continue }
+            let position = state.ring.advance()
+            guard let key = state.ring.slots[position], let entry = state.blobs[key] else { continue }
             if entry.referenced {
                 state.blobs[key]!.referenced = false
                 continue

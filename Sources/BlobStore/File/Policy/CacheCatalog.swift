@@ -30,10 +30,8 @@ final class CacheCatalog: Sendable {
         var active = false
         /// Whether the scan has finished: only then are `count` and `bytes` the store's.
         var ready = false
-        var slots: [Slot?] = []
+        var ring = ClockRing<Slot>()
         var position: [IdentifierKey: Int] = [:]
-        var free: Set<Int> = []
-        var hand = 0
         var count = 0
         var bytes: Int64 = 0
         /// The blobs that have an expiry, and when.
@@ -101,34 +99,13 @@ final class CacheCatalog: Sendable {
                 identifier: header.identifier, size: header.size, checksum: header.checksum, modified: header.modifiedNanoseconds,
                 expires: header.expiresNanoseconds, recencySlot: RecencyBits.slot(of: header.identifier))
             if let at = state.position[IdentifierKey(header.identifier)] {
-                state.bytes += header.size - state.slots[at]!.size
-                state.slots[at] = slot
+                state.bytes += header.size - state.ring.slots[at]!.size
+                state.ring.replace(at: at, with: slot)
             } else {
-                var at: Int
-                if let reused = state.free.popFirst() {
-                    at = reused
-                    state.slots[at] = slot
-                } else {
-                    at = state.slots.count
-                    state.slots.append(slot)
-                }
-                // A new blob goes just behind the hand, the last place it reaches: swapped with the
-                // slot at the hand (which stays ahead of it) when it landed ahead.
-                if state.hand >= state.slots.count { state.hand = 0 }
-                if at > state.hand {
-                    let displaced = state.slots[state.hand]
-                    state.slots[state.hand] = slot
-                    state.slots[at] = displaced
-                    if let displaced {
-                        state.position[IdentifierKey(displaced.identifier)] = at
-                    } else {
-                        state.free.remove(state.hand)
-                        state.free.insert(at)
-                    }
-                    at = state.hand
-                }
-                if at == state.hand { state.hand += 1 }
-                state.position[IdentifierKey(header.identifier)] = at
+                // A new blob goes just behind the hand, the last place it reaches.
+                let placed = state.ring.placeNew(slot)
+                if let moved = placed.moved { state.position[IdentifierKey(moved.element.identifier)] = moved.slot }
+                state.position[IdentifierKey(header.identifier)] = placed.slot
                 state.count += 1
                 state.bytes += header.size
             }
@@ -147,9 +124,8 @@ final class CacheCatalog: Sendable {
         state.withLock { state in
             guard state.active, let at = state.position.removeValue(forKey: IdentifierKey(identifier)) else { return }
             state.count -= 1
-            state.bytes -= state.slots[at]!.size
-            state.slots[at] = nil
-            state.free.insert(at)
+            state.bytes -= state.ring.slots[at]!.size
+            state.ring.remove(at: at)
             state.expiring[IdentifierKey(identifier)] = nil
         }
     }
@@ -169,7 +145,7 @@ final class CacheCatalog: Sendable {
     /// expired by then), else `nil`: a drop's check, in its barrier, that no put replaced the victim.
     func holds(_ victim: CacheVictim, expiredAt now: Int64?) -> Int64? {
         state.withLock { state in
-            guard let at = state.position[IdentifierKey(victim.identifier)], let slot = state.slots[at],
+            guard let at = state.position[IdentifierKey(victim.identifier)], let slot = state.ring.slots[at],
                 slot.checksum == victim.checksum, slot.modified == victim.modifiedNanoseconds
             else { return nil }
             if let now {
@@ -183,7 +159,7 @@ final class CacheCatalog: Sendable {
     /// stored; a newer version the catalog learnt meanwhile stays).
     func forget(_ victim: CacheVictim) {
         let current = state.withLock { state -> Bool in
-            guard let at = state.position[IdentifierKey(victim.identifier)], let slot = state.slots[at] else { return false }
+            guard let at = state.position[IdentifierKey(victim.identifier)], let slot = state.ring.slots[at] else { return false }
             return slot.checksum == victim.checksum && slot.modified == victim.modifiedNanoseconds
         }
         if current { removed(victim.identifier) }
@@ -193,10 +169,8 @@ final class CacheCatalog: Sendable {
     func clear() {
         state.withLock { state in
             guard state.active else { return }
-            state.slots = []
+            state.ring.removeAll()
             state.position = [:]
-            state.free = []
-            state.hand = 0
             state.count = 0
             state.bytes = 0
             state.expiring = [:]
@@ -227,13 +201,13 @@ final class CacheCatalog: Sendable {
     /// next puts find room and eviction runs in batches. Nothing when the store is within its limits.
     func victims(downTo limits: (bytes: Int64?, count: Int?), recency: RecencyBits, maximum: Int) -> [CacheVictim] {
         state.withLock { state in
-            guard state.ready, !state.slots.isEmpty else { return [] }
+            guard state.ready, !state.ring.isEmpty else { return [] }
             var bytes = state.bytes
             var count = state.count
             var picked: [CacheVictim] = []
             var passes = 0
             // Two full turns at most: after the first every bit the hand met is clear.
-            let budget = state.slots.count * 2 + 1
+            let budget = state.ring.slots.count * 2 + 1
             func overLimits() -> Bool {
                 if let limit = limits.bytes, bytes > limit { return true }
                 if let limit = limits.count, count > limit { return true }
@@ -243,9 +217,7 @@ final class CacheCatalog: Sendable {
             var headroom = state.count / Self.headroomDivisor
             while overLimits() || headroom > 0, picked.count < maximum, passes < budget {
                 passes += 1
-                state.hand = state.hand >= state.slots.count ? 0 : state.hand
-                defer { state.hand += 1 }
-                guard let slot = state.slots[state.hand] else { continue }
+                guard let slot = state.ring.slots[state.ring.advance()] else { continue }
                 if recency.takeMark(slot.recencySlot) { continue }
                 if !overLimits() { headroom -= 1 }
                 picked.append(CacheVictim(identifier: slot.identifier, checksum: slot.checksum, modifiedNanoseconds: slot.modified))
@@ -261,7 +233,7 @@ final class CacheCatalog: Sendable {
         state.withLock { state in
             var found: [CacheVictim] = []
             for (key, expires) in state.expiring where expires <= now {
-                guard let at = state.position[key], let slot = state.slots[at] else { continue }
+                guard let at = state.position[key], let slot = state.ring.slots[at] else { continue }
                 found.append(CacheVictim(identifier: key.identifier, checksum: slot.checksum, modifiedNanoseconds: slot.modified))
                 if found.count == maximum { break }
             }
@@ -275,7 +247,7 @@ final class CacheCatalog: Sendable {
             var count = 0
             var bytes: Int64 = 0
             for (key, expires) in state.expiring where expires <= now {
-                guard let at = state.position[key], let slot = state.slots[at] else { continue }
+                guard let at = state.position[key], let slot = state.ring.slots[at] else { continue }
                 count += 1
                 bytes += slot.size
             }

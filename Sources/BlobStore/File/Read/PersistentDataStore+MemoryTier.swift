@@ -19,6 +19,30 @@ extension PersistentDataStore {
         return lookup
     }
 
+    /// What a whole-content read finds without waiting.
+    enum ContentAtOnce {
+        /// The content, from the memory tier or from the kernel's caches (then kept in the tier).
+        case content(Data)
+        /// Nothing answers at once; the read must go through the store's queue, and fill the tier
+        /// with the ticket of its miss.
+        case wait(MemoryTier.Ticket?)
+    }
+
+    /// The memory tier, else the kernel's caches when they can answer at once (``get(_:)`` and
+    /// ``content(of:)`` both start here).
+    func contentAtOnce(_ identifier: String) -> ContentAtOnce {
+        let ticket: MemoryTier.Ticket?
+        switch memoryTierLookup(identifier) {
+        case .hit(_, let content): return .content(content)
+        case .miss(let missed): ticket = missed
+        }
+        if configuration.inlineCachedReads, let read = core.cachedReads.content(of: identifier) {
+            core.memoryTier.fill(read.header, content: read.content, ticket: ticket)
+            return .content(read.content)
+        }
+        return .wait(ticket)
+    }
+
     /// The whole content of a blob, read on the calling thread (blocking): from the memory tier when
     /// it holds the blob (no file system call, no hand-off to the store's queue), else from the kernel's
     /// caches when they can answer at once, else through the store's queue. Checked like ``get(_:)``.
@@ -26,13 +50,9 @@ extension PersistentDataStore {
     public func content(of identifier: String) throws -> Data {
         try BlobIdentifier.validate(identifier)
         let ticket: MemoryTier.Ticket?
-        switch memoryTierLookup(identifier) {
-        case .hit(_, let content): return content
-        case .miss(let missed): ticket = missed
-        }
-        if configuration.inlineCachedReads, let read = core.cachedReads.content(of: identifier) {
-            core.memoryTier.fill(read.header, content: read.content, ticket: ticket)
-            return read.content
+        switch contentAtOnce(identifier) {
+        case .content(let content): return content
+        case .wait(let missed): ticket = missed
         }
         let blob = try core.reads.readNow { try core.reads.openCurrent(identifier) }
         defer { try? blob.descriptor.close() }
