@@ -21,7 +21,7 @@ struct PutAtLimitScenario: Scenario {
     var name: String { "put-limit" }
 
     var summary: String {
-        "put new 4 KiB blobs, relaxed: a store at its byte limit (evicting all the time) vs an unlimited store, ×1/×2 writers"
+        "put new 4 KiB blobs, relaxed: a store at its byte limit (evicting all the time) vs an unlimited store, and an unlimited store that also unlinks a file per put, ×1/×2 writers"
     }
 
     func run(_ context: ScenarioContext) async throws -> [CaseResult] {
