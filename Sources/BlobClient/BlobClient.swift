@@ -100,7 +100,7 @@ public final class BlobClient: Sendable {
     /// Sends `request` on the I/O queue; error statuses (≥ 300 except those in `accepting`) are thrown, mapped.
     func send(_ request: Request, context: ErrorMapping.Context, accepting: Set<Int> = []) async throws -> FullResponse {
         let transport = self.transport
-        let response = try await BlockingIO.run { try transport.send(request) }
+        let response = try await BlockingThreads.run { try transport.send(request) }
         if response.status >= 300 && !accepting.contains(response.status) {
             throw ErrorMapping.error(status: response.status, headers: response.headers, body: response.body, context: context)
         }

@@ -63,7 +63,7 @@ extension BlobClient {
         let (stream, continuation) = AsyncThrowingStream<WatchEvent, Error>.makeStream()
         let feed = ChangeFeed(client: self, store: store, continuation: continuation, status: status)
         continuation.onTermination = { _ in feed.cancel() }
-        BlockingIO.queue.async { feed.run() }
+        BlockingThreads.detach { feed.run() }
         return stream
     }
 }

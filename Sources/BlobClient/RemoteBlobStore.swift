@@ -42,7 +42,7 @@ public final class RemoteBlobStore: BlobStoring {
         let streamed = request
         let transport = client.transport
         let timeout = client.configuration.requestTimeout
-        let connection = try await BlockingIO.run { try transport.startStreamed(streamed) }
+        let connection = try await BlockingThreads.run { try transport.startStreamed(streamed) }
         var sendFailure: TransportError?
         do {
             for try await chunk in chunks where !chunk.isEmpty {
@@ -53,7 +53,7 @@ public final class RemoteBlobStore: BlobStoring {
                 var end: [UInt8] = []
                 ChunkedEncoder.appendChunkEnd(into: &end)
                 let (headBytes, endBytes) = (head, end)
-                sendFailure = try await BlockingIO.run { () -> TransportError? in
+                sendFailure = try await BlockingThreads.run { () -> TransportError? in
                     do {
                         try connection.sendRequest(headBytes, timeout: timeout)
                         try chunk.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in try connection.sendRequest(raw, timeout: timeout) }
@@ -67,7 +67,7 @@ public final class RemoteBlobStore: BlobStoring {
                 var last: [UInt8] = []
                 ChunkedEncoder.appendLastChunk(into: &last)
                 let bytes = last
-                sendFailure = try await BlockingIO.run { () -> TransportError? in
+                sendFailure = try await BlockingThreads.run { () -> TransportError? in
                     do { try connection.sendRequest(bytes, timeout: timeout) } catch let error as TransportError { return error }
                     return nil
                 }
@@ -78,7 +78,7 @@ public final class RemoteBlobStore: BlobStoring {
         }
         let response: FullResponse
         do {
-            response = try await BlockingIO.run { try transport.finishStreamed(connection, method: .put) }
+            response = try await BlockingThreads.run { try transport.finishStreamed(connection, method: .put) }
         } catch {
             throw sendFailure?.publicError ?? error
         }
@@ -164,12 +164,12 @@ public final class RemoteBlobStore: BlobStoring {
         if let range { request.headers.append((name: KnownHeader.range.text, value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
         let transport = client.transport
         let prepared = request
-        let (connection, reader) = try await BlockingIO.run { try transport.start(prepared) }
+        let (connection, reader) = try await BlockingThreads.run { try transport.start(prepared) }
         let status = reader.response.status.code
         let headers = reader.response.headers
         guard status == 200 || status == 206 else {
             let failed = reader
-            let body = try await BlockingIO.run { () throws -> [UInt8] in
+            let body = try await BlockingThreads.run { () throws -> [UInt8] in
                 var reader = failed
                 do {
                     let bytes = try reader.readAll(from: connection)
@@ -213,7 +213,7 @@ public final class RemoteBlobStore: BlobStoring {
         }
         do {
             for try await chunk in stream {
-                try await BlockingIO.run {
+                try await BlockingThreads.run {
                     do { try chunk.withUnsafeBytes { try file.writeAll($0) } } catch let error as Errno {
                         throw BlobStoreError.io(operation: "write", path: temporary, errno: error)
                     }
@@ -373,7 +373,7 @@ final class ResponseBodyStream: Sendable {
 
     /// The next chunk (exactly `chunkSize` bytes except the last), or `nil` at the end.
     func next() async throws -> Data? {
-        try await BlockingIO.run { try self.readChunk() }
+        try await BlockingThreads.run { try self.readChunk() }
     }
 
     private func readChunk() throws -> Data? {

@@ -6,7 +6,7 @@ import HTTP1
 /// Sends requests over pooled connections, replaying a replayable request once on a fresh
 /// connection when a pooled one turns out to have been closed by the daemon.
 ///
-/// Every method here blocks; callers run them through ``BlockingIO``.
+/// Every method here blocks; callers run them through ``BlockingThreads``.
 struct Transport: Sendable {
     let pool: ConnectionPool
 

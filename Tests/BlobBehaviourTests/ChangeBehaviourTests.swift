@@ -5,7 +5,7 @@ import Testing
 
 // Serialized, so that on the suite's own daemon only one test's change streams and events exist at a
 // time (see `live(_:_:)` and `numbering(_:_:)`).
-@Suite("Change events", .backends, .serialized, .timeLimit(.minutes(1)))
+@Suite("Change events", .backends, .serialized, .timeLimit(.minutes(5)))
 struct ChangeBehaviourTests {
     /// The next `count` events of `iterator` (the suite's time limit catches a store that never sends them).
     func next(_ count: Int, of iterator: inout AsyncStream<BlobChange>.Iterator) async -> [BlobChange] {

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("Concurrency", .backends, .timeLimit(.minutes(2)))
+@Suite("Concurrency", .backends, .timeLimit(.minutes(5)))
 struct ConcurrencyBehaviourTests {
     static let identifiers = ["shared/0", "shared/1", "shared/2", "shared/3"]
 

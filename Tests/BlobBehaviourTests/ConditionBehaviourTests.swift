@@ -2,7 +2,7 @@ import BlobStore
 import Foundation
 import Testing
 
-@Suite("Conditional writes", .backends, .timeLimit(.minutes(1)))
+@Suite("Conditional writes", .backends, .timeLimit(.minutes(5)))
 struct ConditionBehaviourTests {
     @Test("ifNoneMatch creates once and refuses the second time", arguments: StoreKind.allCases)
     func createOnly(kind: StoreKind) async throws {

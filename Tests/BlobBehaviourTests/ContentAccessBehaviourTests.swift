@@ -5,7 +5,7 @@ import Testing
 
 // Three minutes: each one-byte chunk of the streaming test is a queue round trip, and under the
 // thread sanitizer with the cores busy one store kind's run took over a minute.
-@Suite("Ranges, streams and streamed puts", .backends, .timeLimit(.minutes(3)))
+@Suite("Ranges, streams and streamed puts", .backends, .timeLimit(.minutes(5)))
 struct ContentAccessBehaviourTests {
     @Test("byte ranges are clamped at the end and refused past it", arguments: StoreKind.allCases)
     func ranges(kind: StoreKind) async throws {

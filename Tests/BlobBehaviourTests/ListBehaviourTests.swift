@@ -2,7 +2,7 @@ import BlobStore
 import Foundation
 import Testing
 
-@Suite("Listing", .backends, .timeLimit(.minutes(2)))
+@Suite("Listing", .backends, .timeLimit(.minutes(5)))
 struct ListBehaviourTests {
     /// Identifiers whose UTF-8 byte order differs from Swift `String` order (which compares canonically).
     static let trickyIdentifiers = [

@@ -2,7 +2,7 @@ import BlobStore
 import Foundation
 import Testing
 
-@Suite("Put and get", .backends, .timeLimit(.minutes(1)))
+@Suite("Put and get", .backends, .timeLimit(.minutes(5)))
 struct PutGetBehaviourTests {
     @Test("round trip keeps the exact bytes", arguments: StoreKind.allCases)
     func roundTrip(kind: StoreKind) async throws {

@@ -2,7 +2,7 @@ import BlobStore
 import Foundation
 import Testing
 
-@Suite("Validation", .backends, .timeLimit(.minutes(1)))
+@Suite("Validation", .backends, .timeLimit(.minutes(5)))
 struct ValidationBehaviourTests {
     // MARK: Content types and images
 

@@ -1,3 +1,4 @@
+import BlobSystem
 import BlobStore
 import Foundation
 import Testing
@@ -203,7 +204,7 @@ struct PatternChunks: AsyncSequence, Sendable {
         try daemon.start()
         // Without the staleness probe's help: the retry path must cover a connection closed under us.
         let transport = client.transport
-        let connection = try await BlockingIO.run { try transport.pool.fresh() }
+        let connection = try await BlockingThreads.run { try transport.pool.fresh() }
         daemon.stop()
         try daemon.start()
         connection.isReused = true

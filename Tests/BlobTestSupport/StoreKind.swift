@@ -164,6 +164,11 @@ package final class SharedDaemon: @unchecked Sendable {
 }
 
 /// Runs a suite with one shared `blobd` for its remote cases (``SharedDaemon``), stopped when the suite ends.
+///
+/// The behaviour suites' time limits (five minutes) only catch a hang. `swift test` runs every
+/// test of the package at once on two cooperative threads, so a test that awaits hundreds of
+/// times (each a request to blobd or the gateway) resumes behind the whole run's other work, and
+/// its wall time is close to the run's own.
 package struct BehaviourBackends: SuiteTrait, TestScoping {
     /// Once for the suite, not per test.
     package var isRecursive: Bool { false }

@@ -1,3 +1,4 @@
+import BlobSystem
 import BlobStore
 import BlobTestSupport
 import Foundation
@@ -15,13 +16,13 @@ import Testing
         let objectETag = try #require(writer.hint("x")?.objectETag)
 
         // The bucket's notification of the writer's own put reaches both members.
-        await TransportQueue.runDetached { writer.receiveRemoteChange(.stored(identifier: "x", objectETag: objectETag)) }
-        await TransportQueue.runDetached { reader.receiveRemoteChange(.stored(identifier: "x", objectETag: objectETag)) }
+        await BlockingThreads.runDetached { writer.receiveRemoteChange(.stored(identifier: "x", objectETag: objectETag)) }
+        await BlockingThreads.runDetached { reader.receiveRemoteChange(.stored(identifier: "x", objectETag: objectETag)) }
         // A notification of a version already replaced publishes nothing (the HEAD finds another ETag).
-        await TransportQueue.runDetached { reader.receiveRemoteChange(.stored(identifier: "x", objectETag: "0123456789abcdef0123456789abcdef")) }
+        await BlockingThreads.runDetached { reader.receiveRemoteChange(.stored(identifier: "x", objectETag: "0123456789abcdef0123456789abcdef")) }
         try await writer.remove("x")
-        await TransportQueue.runDetached { writer.receiveRemoteChange(.removed(identifier: "x")) }
-        await TransportQueue.runDetached { reader.receiveRemoteChange(.removed(identifier: "x")) }
+        await BlockingThreads.runDetached { writer.receiveRemoteChange(.removed(identifier: "x")) }
+        await BlockingThreads.runDetached { reader.receiveRemoteChange(.removed(identifier: "x")) }
         try await writer.put(Data("v2".utf8), identifier: "y")
 
         var ownIterator = own.makeAsyncIterator()
@@ -46,7 +47,7 @@ extension StoreRemoteChangeTests {
         try await store.put(Data("same".utf8), identifier: "z")
         try await store.put(Data("same".utf8), identifier: "z")
         let objectETag = try #require(store.hint("z")?.objectETag)
-        for _ in 0..<2 { await TransportQueue.runDetached { store.receiveRemoteChange(.stored(identifier: "z", objectETag: objectETag)) } }
+        for _ in 0..<2 { await BlockingThreads.runDetached { store.receiveRemoteChange(.stored(identifier: "z", objectETag: objectETag)) } }
         try await store.put(Data("next".utf8), identifier: "w")
         var iterator = changes.makeAsyncIterator()
         var identifiers: [String] = []
@@ -57,7 +58,7 @@ extension StoreRemoteChangeTests {
     }
 }
 
-extension TransportQueue {
+extension BlockingThreads {
     /// Runs a blocking call off the cooperative pool and waits for it.
     static func runDetached(_ body: @escaping @Sendable () -> Void) async {
         _ = try? await run(body)

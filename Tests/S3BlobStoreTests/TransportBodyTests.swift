@@ -254,7 +254,7 @@ final class PatternCheck: @unchecked Sendable {
         }
         let endpoint = server.endpoint
         let transport = HTTPTransport()
-        let response = try await TransportQueue.run {
+        let response = try await BlockingThreads.run {
             defer { channel.close() }
             return try transport.send(TransportRequest(method: .put, target: "/b/async", body: .stream(length: length, channel)), to: endpoint)
         }

@@ -55,10 +55,10 @@ import Testing
         let transport = HTTPTransport(configuration: TransportConfiguration(firstByteTimeout: .seconds(30)))
         let endpoint = server.endpoint
         let stalled = Task {
-            try await TransportQueue.run { try transport.start(TransportRequest(method: .get, target: "/stall"), to: endpoint) }
+            try await BlockingThreads.run { try transport.start(TransportRequest(method: .get, target: "/stall"), to: endpoint) }
         }
         while server.acceptedConnections < 1 { try await Task.sleep(for: .milliseconds(10)) }
-        let response = try await TransportQueue.run { try transport.send(TransportRequest(method: .get, target: "/ok"), to: endpoint) }
+        let response = try await BlockingThreads.run { try transport.send(TransportRequest(method: .get, target: "/ok"), to: endpoint) }
         #expect(String(decoding: response.body, as: UTF8.self) == "fine")
         #expect(server.acceptedConnections == 2)
         server.stop()  // Closes the stalled connection: its request fails now.

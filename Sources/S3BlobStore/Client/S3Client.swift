@@ -4,7 +4,7 @@ internal import HTTP1
 /// Sends signed requests to one bucket: the seam between the request builders (``S3Bucket``),
 /// Signature V4 and the HTTP transport, shared by every S3 operation of the backend.
 ///
-/// **Blocking**, like ``HTTPTransport``: call it from threads of your own (``TransportQueue``),
+/// **Blocking**, like ``HTTPTransport``: call it from threads of your own (``BlockingThreads``),
 /// never from the Swift cooperative pool. Every error it throws is an ``S3ClientError`` naming the
 /// endpoint, bucket, key and operation.
 ///

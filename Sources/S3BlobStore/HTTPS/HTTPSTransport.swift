@@ -19,7 +19,7 @@ import Glibc
 /// - Connections are kept alive and pooled by libcurl, at most
 ///   ``TransportConfiguration/maximumConnectionsPerEndpoint`` per host.
 ///
-/// **Blocking**: call it from threads of your own (``TransportQueue``), never from the Swift
+/// **Blocking**: call it from threads of your own (``BlockingThreads``), never from the Swift
 /// cooperative pool.
 package final class HTTPSTransport: Sendable {
     /// The timeouts and limits.

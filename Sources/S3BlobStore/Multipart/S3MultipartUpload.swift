@@ -11,7 +11,7 @@ internal import HTTP1
 /// bounded by the transport's fixed buffers whatever the file's size. Parts run on threads of
 /// their own (the calling thread and `concurrency - 1` others), at most `concurrency` in flight.
 ///
-/// **Blocking**: call ``upload(file:length:)`` off the Swift cooperative pool (``TransportQueue``).
+/// **Blocking**: call ``upload(file:length:)`` off the Swift cooperative pool (``BlockingThreads``).
 package struct S3MultipartUpload: Sendable {
     /// The bucket's client.
     package let client: S3Client

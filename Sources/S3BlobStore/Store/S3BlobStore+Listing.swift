@@ -1,3 +1,4 @@
+internal import BlobSystem
 public import BlobStore
 import Foundation
 
@@ -59,7 +60,7 @@ extension S3BlobStore {
     /// HEAD. Sorting by `.modified` is refused with ``BlobStoreError/invalidQuery(store:reason:)``:
     /// S3 lists keys in byte order only (docs/SCALE-OUT.md).
     public func list(_ query: ListQuery) async throws -> ListPage {
-        try await TransportQueue.run { try self.listPage(query) }
+        try await BlockingThreads.run { try self.listPage(query) }
     }
 
     /// ``list(_:)``, blocking.
@@ -111,7 +112,7 @@ extension S3BlobStore {
     /// Count and bytes of the store's objects, from the listings alone (no HEAD): an expired blob
     /// not yet overwritten, or a foreign object under the store's prefix, is counted too.
     public func statistics() async throws -> StoreStatistics {
-        try await TransportQueue.run {
+        try await BlockingThreads.run {
             let all = try self.allObjects()
             return StoreStatistics(count: all.count, bytes: all.reduce(0) { $0 + $1.size })
         }
@@ -157,7 +158,7 @@ extension S3BlobStore {
     /// is removed too (docs/SCALE-OUT.md, "Consistency").
     @discardableResult
     public func remove(_ identifier: String, condition: WriteCondition) async throws -> Bool {
-        try await TransportQueue.run { try self.removeBlob(identifier, condition: condition) }
+        try await BlockingThreads.run { try self.removeBlob(identifier, condition: condition) }
     }
 
     /// ``remove(_:condition:)``, blocking.
@@ -188,7 +189,7 @@ extension S3BlobStore {
     /// once: never DeleteObjects, which aborts the Ceph gateway when the bucket has notifications.
     /// Posts ``BlobChange/Kind/removedAll`` even when the store was empty.
     public func removeAll() async throws {
-        try await TransportQueue.run { try self.removeEverything() }
+        try await BlockingThreads.run { try self.removeEverything() }
     }
 
     /// ``removeAll()``, blocking.

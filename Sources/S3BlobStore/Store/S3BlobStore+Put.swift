@@ -13,9 +13,9 @@ extension S3BlobStore {
         let spool = S3ContentSpool(store: name, identifier: id, folder: spoolFolder)
         if spool.appendsInMemory(data.count) {
             try spool.append(data)
-            return try await TransportQueue.run { try self.commit(spool, identifier: id, key: key, options: options) }
+            return try await BlockingThreads.run { try self.commit(spool, identifier: id, key: key, options: options) }
         }
-        return try await TransportQueue.run {
+        return try await BlockingThreads.run {
             try spool.append(data)
             return try self.commit(spool, identifier: id, key: key, options: options)
         }
@@ -33,10 +33,10 @@ extension S3BlobStore {
             if spool.appendsInMemory(chunk.count) {
                 try spool.append(chunk)
             } else {
-                try await TransportQueue.run { try spool.append(chunk) }
+                try await BlockingThreads.run { try spool.append(chunk) }
             }
         }
-        return try await TransportQueue.run { try self.commit(spool, identifier: id, key: key, options: options) }
+        return try await BlockingThreads.run { try self.commit(spool, identifier: id, key: key, options: options) }
     }
 
     /// Stores the file's content, read on a transport thread into the spool, then one conditional PUT.
@@ -44,7 +44,7 @@ extension S3BlobStore {
     public func put(contentsOf fileURL: URL, identifier: String?, options: PutOptions) async throws -> BlobMetadata {
         let id = try ContentInspection.prepare(store: name, identifier: identifier, options: options)
         let key = try key(for: id)
-        return try await TransportQueue.run {
+        return try await BlockingThreads.run {
             let spool = S3ContentSpool(store: self.name, identifier: id, folder: self.spoolFolder)
             let path = fileURL.path
             let source: FileDescriptor

@@ -100,12 +100,12 @@ extension S3BlobStore {
     /// The whole content of a blob, checked against its XXH64 ETag (a mismatch is
     /// ``BlobStoreError/corrupt(path:reason:)`` naming `s3://BUCKET/KEY`).
     public func get(_ identifier: String) async throws -> Data {
-        try await TransportQueue.run { try self.readBlob(identifier).content }
+        try await BlockingThreads.run { try self.readBlob(identifier).content }
     }
 
     /// The bytes `range` of a blob (clamped at its end), with a ranged GET.
     public func get(_ identifier: String, range: Range<Int64>) async throws -> Data {
-        try await TransportQueue.run {
+        try await BlockingThreads.run {
             guard let opened = try self.openContent(identifier, range: range) else {
                 throw BlobStoreError.notFound(store: self.name, identifier: identifier)
             }
@@ -117,7 +117,7 @@ extension S3BlobStore {
     /// transport threads as the stream is consumed; up to 1 MiB is read at once).
     public func stream(_ identifier: String, range: Range<Int64>?, chunkSize: Int) async throws -> BlobByteStream {
         let step = max(1, chunkSize)
-        let opened = try await TransportQueue.run { () throws -> (S3OpenedContent, Data?) in
+        let opened = try await BlockingThreads.run { () throws -> (S3OpenedContent, Data?) in
             guard let opened = try self.openContent(identifier, range: range) else {
                 throw BlobStoreError.notFound(store: self.name, identifier: identifier)
             }
@@ -138,7 +138,7 @@ extension S3BlobStore {
         }
         let reader = content.reader
         return BlobByteStream(metadata: content.metadata, range: content.range) {
-            try await TransportQueue.run { () throws -> Data? in
+            try await BlockingThreads.run { () throws -> Data? in
                 var chunk = Data(count: step)
                 var filled = 0
                 try chunk.withUnsafeMutableBytes { raw in
@@ -155,7 +155,7 @@ extension S3BlobStore {
 
     /// Writes the content to a temporary file beside `fileURL`, checked, synced, then renamed over it.
     public func download(_ identifier: String, to fileURL: URL) async throws -> BlobMetadata {
-        try await TransportQueue.run {
+        try await BlockingThreads.run {
             guard let opened = try self.openContent(identifier, range: nil) else {
                 throw BlobStoreError.notFound(store: self.name, identifier: identifier)
             }
@@ -197,12 +197,12 @@ extension S3BlobStore {
 
     /// The metadata of a blob (HEAD); throws `notFound`.
     public func head(_ identifier: String) async throws -> BlobMetadata {
-        try await TransportQueue.run { try self.headBlob(identifier).metadata }
+        try await BlockingThreads.run { try self.headBlob(identifier).metadata }
     }
 
     /// Whether a blob exists (HEAD); a foreign object at its key is an error, as for ``head(_:)``.
     public func exists(_ identifier: String) async throws -> Bool {
-        try await TransportQueue.run {
+        try await BlockingThreads.run {
             do {
                 _ = try self.headBlob(identifier)
                 return true

@@ -61,7 +61,7 @@ extension S3BlobStore: ServedBackend {
     /// does not delete what it cannot fix); it reports the same findings, with an empty
     /// `quarantined` list (docs/SCALE-OUT.md).
     package func verify(repair: Bool) async throws -> VerificationReport {
-        try await TransportQueue.run {
+        try await BlockingThreads.run {
             let objects = try self.allObjects()
             enum Verdict: Sendable {
                 case healthy, gone
@@ -169,7 +169,7 @@ final class S3Upload: BackendUpload, @unchecked Sendable {
         // one after another on one thread per event loop (blobd's `UploadLane`), so waiting there
         // would let at most one PUT per loop reach the gateway at a time, whatever the number of
         // clients: each waits on a thread of its own instead, and the caller's thread goes on.
-        TransportQueue.detach { [self] in
+        BlockingThreads.detach { [self] in
             completion(Result { try store.commit(spool, identifier: identifier, key: key, options: options) })
         }
     }

@@ -15,7 +15,7 @@ import Foundation
 /// - `state` (a `Locked`) owns the hints (the object ETag and `created` this instance last saw per
 ///   identifier, bounded), the record of this instance's own writes and removals (to drop their
 ///   echoes from the fleet's change feed), the change sequence, subscribers and observers.
-/// - Every S3 request is blocking I/O: async calls run it on threads of their own (``TransportQueue``),
+/// - Every S3 request is blocking I/O: async calls run it on threads of their own (``BlockingThreads``),
 ///   never on the cooperative pool; the ``ServedBackend`` calls run it on the caller's blocking thread,
 ///   except an upload's commit, which runs on a transport thread of its own (``S3Upload``).
 /// - Put content belongs to its put until sent: in memory up to ``memorySpoolLimit``, beyond in an

@@ -1,7 +1,7 @@
 internal import BlobSystem
 import Dispatch
 
-/// Runs blocking S3 requests a few at a time on threads of their own (``TransportQueue``), for the operations that
+/// Runs blocking S3 requests a few at a time on threads of their own (``BlockingThreads``), for the operations that
 /// touch many keys (a listing's HEADs, remove-all's DELETEs, verify's GETs).
 enum S3Parallel {
     /// `body` of every item, at most `width` at once, results in the items' order. The calling
@@ -14,7 +14,7 @@ enum S3Parallel {
         let shared = Locked(S3ParallelProgress<Result>(results: Array(repeating: nil, count: items.count)))
         let group = DispatchGroup()
         for _ in 0..<min(width, items.count) {
-            TransportQueue.start(in: group) {
+            BlockingThreads.start(in: group) {
                 while true {
                     let index = shared.withLock { state -> Int? in
                         guard state.failure == nil, state.next < items.count else { return nil }

@@ -8,7 +8,7 @@ import Glibc
 /// An HTTP/1.1 client over TCP with a keep-alive connection pool per endpoint, for the S3 backend.
 ///
 /// **Blocking, by design**: every method blocks the calling thread on `poll` and socket calls, so
-/// it must be called from threads of the caller's own (``TransportQueue`` has some), never from the
+/// it must be called from threads of the caller's own (``BlockingThreads`` has some), never from the
 /// Swift cooperative pool, whose few threads would otherwise sit in `poll` while every task waits.
 /// Blocking calls on dedicated threads keep the transport a plain loop over the `HTTP1` codec, with
 /// no event loop of its own; every wait is bounded by ``TransportConfiguration``'s timeouts.
