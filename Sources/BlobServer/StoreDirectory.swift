@@ -36,9 +36,10 @@ final class StoreDirectory: Sendable {
     let maximumBlobSize: Int64
     private let state = Locked(State())
     /// One lock per store name, held across the catalog's calls for that store, so that a store is
-    /// never opened while it is being discarded. Kept once made (a lock whose name is gone may still
-    /// be waited on): one per name that was opened or put to.
-    private let nameLocks = Locked<[String: NSLock]>([:])
+    /// never opened while it is being discarded; with how many callers hold or wait for it. An entry
+    /// goes when its last user lets go, so names that clients only tried (refused puts to stores
+    /// that never came to be) leave nothing behind.
+    private let nameLocks = Locked<[String: (lock: NSLock, users: Int)]>([:])
     /// Called once for each store when it is first opened (the daemon forwards its changes to the event log).
     private let onOpen: @Sendable (any ServedBackend) -> Void
     /// The daemon's log, in its configured format.
@@ -140,15 +141,23 @@ final class StoreDirectory: Sendable {
     /// Runs `body` holding the lock of the store `name` (see ``nameLocks``).
     private func withNameLock<T>(_ name: String, _ body: () throws -> T) rethrows -> T {
         let lock = nameLocks.withLock { locks in
-            if let lock = locks[name] { return lock }
-            let lock = NSLock()
-            locks[name] = lock
-            return lock
+            let entry = locks[name].map { ($0.lock, $0.users + 1) } ?? (NSLock(), 1)
+            locks[name] = entry
+            return entry.0
         }
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            lock.unlock()
+            nameLocks.withLock { locks in
+                guard let entry = locks[name] else { return }
+                locks[name] = entry.users > 1 ? (entry.lock, entry.users - 1) : nil
+            }
+        }
         return try body()
     }
+
+    /// How many store names have a lock now (held or waited for); 0 when no catalog call is running.
+    var nameLockCount: Int { nameLocks.withLock { $0.count } }
 
     /// The stores open now (committed to), by name.
     func openStores() -> [String: any ServedBackend] {
