@@ -193,10 +193,12 @@ final class Router: Sendable {
         let directory = stores, metrics = metrics, events = events, policyCounters = policyCounters
         return .offload(.scan) {
             // Only the stores this daemon has open: opening one takes its lock, which would shut
-            // other processes out of stores the daemon never served.
+            // other processes out of stores the daemon never served. Only those it counts itself:
+            // an S3 store's count is a listing of its whole prefix, too much for every scrape, and
+            // a stalled object store would hold the scrape for a timeout per store.
             var totals: [(name: String, statistics: StoreStatistics, memoryTier: MemoryTierStatistics?)] = []
             for (name, store) in directory.openStores().sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }) {
-                guard let statistics = try? await store.statistics() else { continue }
+                guard store.countsLocally, let statistics = try? await store.statistics() else { continue }
                 totals.append((name, statistics, store.memoryTierFigures))
             }
             var response = Response(status: .ok)

@@ -281,6 +281,12 @@ struct S3StallTests {
             // One timeout, not two.
             #expect(elapsed >= .milliseconds(2900) && elapsed < .milliseconds(5900), "\(method) \(target) took \(elapsed)")
             #expect(try client.request("GET", "/v1/health").status == 200, "health is served meanwhile")
+            // A scrape asks the object store nothing: it does not wait for the stalled gateway.
+            let scrapeStart = ContinuousClock.now
+            let scrape = try client.request("GET", "/metrics")
+            let scrapeTime = ContinuousClock.now - scrapeStart
+            #expect(scrape.status == 200 && scrapeTime < .milliseconds(2500), "/metrics took \(scrapeTime) during the stall")
+            #expect(scrape.text.contains("blobd_requests_total") && !scrape.text.contains("blobstore_store_blobs{store=\"f\"}"), "\(scrape.text)")
         }
 
         proxy.inject(.none)

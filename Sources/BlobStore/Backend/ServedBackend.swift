@@ -45,6 +45,10 @@ package protocol ServedBackend: AnyObject, Sendable {
     /// Count and total content size.
     func statistics() async throws -> StoreStatistics
 
+    /// Whether ``statistics()`` is answered from what this process keeps, without a request to
+    /// another service: only then does a frequent scrape (`/metrics`) ask for it.
+    var countsLocally: Bool { get }
+
     /// Calls `observer` with every change from now on, in commit order, before the change is
     /// acknowledged to its writer (so whoever sees the acknowledgement can rely on the observer
     /// having seen it). The observer must be quick and must not call back into the store.
@@ -64,6 +68,9 @@ package protocol ServedBackend: AnyObject, Sendable {
 }
 
 extension ServedBackend {
+    /// Counted locally.
+    package var countsLocally: Bool { true }
+
     /// No memory tier.
     package var memoryTierFigures: MemoryTierStatistics? { nil }
 

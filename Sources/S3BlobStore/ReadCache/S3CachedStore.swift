@@ -101,6 +101,8 @@ package final class S3CachedStore: ServedBackend {
 
     package func statistics() async throws -> StoreStatistics { try await backend.statistics() }
 
+    package var countsLocally: Bool { backend.countsLocally }
+
     package func observeChanges(_ observer: @escaping @Sendable (BlobChange) -> Void) { backend.observeChanges(observer) }
 
     package func policy() async throws -> StorePolicy { try await backend.policy() }

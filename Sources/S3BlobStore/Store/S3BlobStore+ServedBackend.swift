@@ -104,6 +104,9 @@ extension S3BlobStore: ServedBackend {
     /// No cache policy on S3: always ``StorePolicy/unlimited``.
     package func policy() async throws -> StorePolicy { .unlimited }
 
+    /// Not counted locally: ``statistics()`` lists every object under the store's prefix.
+    package var countsLocally: Bool { false }
+
     /// Accepts only ``StorePolicy/unlimited``: an S3 store has no limits, no eviction and no default
     /// time to live (a put's own expiry is honoured).
     package func setPolicy(_ policy: StorePolicy) async throws {
