@@ -51,7 +51,7 @@ let package = Package(
         // The S3 backend (docs/SCALE-OUT.md): Signing/ (SHA-256, HMAC, Signature V4), Configuration/ (AWS
         // environment and profile files), Requests/ and XML/ (the S3 vocabulary), Transport/ (HTTP/1.1 over TCP),
         // HTTPS/ (TLS through FoundationNetworking), Multipart/ (multipart uploads, stale-upload cleanup).
-        .target(name: "S3BlobStore", dependencies: ["BlobStore", "BlobSystem", "HTTP1"]),
+        .target(name: "S3BlobStore", dependencies: ["BlobProtocol", "BlobStore", "BlobSystem", "HTTP1"]),
 
         // What the test targets share (not a product): temp folders, the built tools as processes, the
         // daemon harness, crash and damage helpers, the article call model, and the store kinds the

@@ -134,10 +134,10 @@ extension Router {
     /// Whether an `If-None-Match` list (`*` or comma-separated, possibly weak, tags) names `etag`.
     static func etagList(_ list: String, matches etag: ETag) -> Bool {
         for item in list.split(separator: ",") {
-            var tag = item.trimmingCharacters(in: .whitespaces)
+            var tag = item.trimmingSpaces()
             if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            if ETag(tag) == etag { return true }
+            if ETag(String(tag)) == etag { return true }
         }
         return false
     }

@@ -166,7 +166,7 @@ final class Router: Sendable {
             store = item.value
         }
         var lastEventID: UInt64?
-        if let text = head.lastEventID?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
+        if let text = head.lastEventID?.trimmingSpaces(), !text.isEmpty {
             guard let id = UInt64(text) else {
                 throw APIError(.badRequest, "Last-Event-ID must be an event id (digits), got '\(text)'")
             }
@@ -277,7 +277,7 @@ final class Router: Sendable {
 
     /// `If-Match: "etag"` / `If-None-Match: *` as a store write condition.
     static func writeCondition(_ head: HTTPRequestHead, allowNoneMatch: Bool) throws -> WriteCondition {
-        if let value = head.ifMatch?.trimmingCharacters(in: .whitespaces) {
+        if let value = head.ifMatch.map({ String($0.trimmingSpaces()) }) {
             guard let tag = ETag(value) else {
                 if value == "*" {
                     throw APIError(.badRequest, "If-Match: * is not supported; send the current ETag")
@@ -287,7 +287,7 @@ final class Router: Sendable {
             }
             return .ifMatch(tag)
         }
-        if allowNoneMatch, let value = head.ifNoneMatch?.trimmingCharacters(in: .whitespaces) {
+        if allowNoneMatch, let value = head.ifNoneMatch?.trimmingSpaces() {
             guard value == "*" else {
                 throw APIError(.badRequest, "on \(head.method.token), If-None-Match must be '*' (only if absent)")
             }

@@ -17,6 +17,46 @@ import Testing
         #expect(decoded == Self.hostile)
     }
 
+    /// The record as Foundation's `JSONEncoder` wrote it (sorted keys) before the encoder was
+    /// written by hand: the same fields, names and values.
+    private struct FoundationRecord: Encodable {
+        var v: Int
+        var etag: String
+        var size: Int64
+        var type: String
+        var created: Int64
+        var modified: Int64
+        var meta: [String: String]
+        var image: ImageInfo?
+        var expires: Int64?
+    }
+
+    @Test func theHeaderIsTheOneFoundationsEncoderWrote() throws {
+        let plain = BlobMetadata(
+            identifier: "p", size: 0, contentType: "application/octet-stream", etag: ETag(checksum: 0xEF46_DB37_51D8_E999),
+            created: Date(s3Nanoseconds: 1_764_000_000_000_000_000), modified: Date(s3Nanoseconds: 1_764_000_000_000_000_000))
+        for metadata in [Self.hostile, plain] {
+            let record = FoundationRecord(
+                v: 1, etag: metadata.etag.rawValue, size: metadata.size, type: metadata.contentType, created: metadata.created.s3Nanoseconds,
+                modified: metadata.modified.s3Nanoseconds, meta: metadata.userMetadata, image: metadata.image, expires: metadata.expires?.s3Nanoseconds)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let json = try encoder.encode(record)
+            let written = S3MetadataHeader.encode(metadata)
+            #expect(written.removingPercentEncoding == String(decoding: json, as: UTF8.self))
+        }
+    }
+
+    @Test func datesBefore1970AndNoOptionalFieldsRoundTrip() throws {
+        var odd = Self.hostile
+        odd.userMetadata = [:]
+        odd.created = Date(s3Nanoseconds: -1_000_000_001)
+        odd.expires = nil
+        odd.image = nil
+        let decoded = try S3MetadataHeader.decode(S3MetadataHeader.encode(odd), identifier: "a/b c", objectSize: 12)
+        #expect(decoded == odd)
+    }
+
     @Test func theValueIsASCIIWithoutSpacesSoTheGatewayCannotTrimOrFoldIt() {
         let encoded = S3MetadataHeader.encode(Self.hostile)
         #expect(encoded.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "\(encoded)")

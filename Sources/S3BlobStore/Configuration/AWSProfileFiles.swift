@@ -126,14 +126,3 @@ package struct AWSProfileFiles: Sendable {
         return try AWSINIFile(parsing: text, path: path)
     }
 }
-
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs.
-    func trimmingSpaces() -> SubSequence {
-        var start = startIndex
-        var end = endIndex
-        while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
-        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" { end = index(before: end) }
-        return self[start..<end]
-    }
-}

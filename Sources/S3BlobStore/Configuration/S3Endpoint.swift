@@ -73,7 +73,7 @@ public struct S3Endpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// The `Host` header's value: the host (bracketed if IPv6), with the port unless it is the scheme's default.
     public var hostHeader: String {
-        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let bracketed = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port == scheme.defaultPort ? bracketed : "\(bracketed):\(port)"
     }
 

@@ -67,7 +67,7 @@ package final class HTTPSTransport: Sendable {
         func failure(_ reason: TransportError.Reason) -> TransportError {
             TransportError(endpoint: endpoint, method: request.method, path: path, reason: reason)
         }
-        let host = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
+        let host = endpoint.host.utf8.contains(UInt8(ascii: ":")) ? "[\(endpoint.host)]" : endpoint.host
         guard let url = URL(string: "https://\(host):\(endpoint.port)\(Self.dotSegmentsEscaped(request.target))") else {
             throw failure(.malformedResponse("the request target \(request.target) does not make a URL"))
         }

@@ -250,7 +250,7 @@ extension S3BlobStore {
         do {
             let response = try client.send(
                 request, body: body, context: context, isIdempotent: false, expectsContinue: body.length > 1 << 20, responseLimit: 1 << 20)
-            guard let etag = response.headers.first(name: "etag").map({ S3XMLValues.unquotedETag($0.trimmingCharacters(in: .whitespaces)) }),
+            guard let etag = response.headers.first(name: "etag").map({ S3XMLValues.unquotedETag(String($0.trimmingSpaces())) }),
                 !etag.isEmpty
             else { throw unavailable(context, reason: "PutObject answered without an ETag") }
             return .stored(objectETag: etag)

@@ -43,12 +43,12 @@ package struct TransportEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The `Host` field's value: `host:port`, the port left out when it is 80, IPv6 in brackets.
     package var hostField: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port == 80 ? name : "\(name):\(port)"
     }
 
     /// `host:port` (IPv6 in brackets), as errors name it.
     package var description: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
