@@ -1,3 +1,4 @@
+internal import HTTP1
 /// One AWS INI file, parsed the way the AWS CLI's parser reads it: `[section]` headers, `key = value`
 /// (or `key: value`) lines with keys lowercased, full-line `#` and `;` comments, and indented lines
 /// under a key with an empty value as nested settings (`s3 =` then `  addressing_style = path`,

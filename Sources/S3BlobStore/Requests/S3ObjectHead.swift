@@ -1,3 +1,4 @@
+internal import HTTP1
 import Foundation
 
 /// What GetObject and HeadObject answer in their headers about the object.

@@ -1,3 +1,4 @@
+internal import HTTP1
 internal import BlobSystem
 public import BlobStore
 public import Foundation
