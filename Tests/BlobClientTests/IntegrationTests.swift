@@ -224,6 +224,25 @@ struct PatternChunks: AsyncSequence, Sendable {
         }
     }
 
+    /// An open change feed holds a thread for as long as it is open; calls made meanwhile still start
+    /// at once (docs/CLIENT.md, "Connecting"). On a concurrent Dispatch queue they waited for the
+    /// queue to add threads, one a second, behind feeds beyond the number of CPUs.
+    @Test func callsDoNotWaitBehindOpenChangeFeeds() async throws {
+        let daemon = try DaemonFixture()
+        let client = daemon.client()
+        let store = try client.store("feeds")
+        try await store.put(Data("x".utf8), identifier: "x", options: PutOptions())
+        let feeds = (0..<(ProcessInfo.processInfo.activeProcessorCount + 4)).map { _ in client.events(store: "feeds") }
+        var slowest = Duration.zero
+        for _ in 0..<5 {
+            let start = ContinuousClock.now
+            #expect(try await store.get("x") == Data("x".utf8))
+            slowest = max(slowest, ContinuousClock.now - start)
+        }
+        #expect(slowest < .milliseconds(700), "a GET took \(slowest) while \(feeds.count) change feeds were open")
+        withExtendedLifetime(feeds) {}
+    }
+
     @Test func watchChanges() async throws {
         let daemon = try DaemonFixture()
         let client = daemon.client()
