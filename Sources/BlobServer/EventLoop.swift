@@ -24,6 +24,9 @@ final class EventLoop: @unchecked Sendable {
     private let router: Router
     /// Where store work goes.
     private let pools: WorkPools
+    /// Whether a store's small puts share a job (``UploadLane``): the pools allow it and the backend's
+    /// commits do not wait for another service.
+    private let smallPutsShareAJob: Bool
     /// The loop's thread, once it runs (for ``assertOnLoop()``).
     private var thread: pthread_t?
     private let log: Log
@@ -91,6 +94,7 @@ final class EventLoop: @unchecked Sendable {
         self.heartbeatInterval = max(0.01, heartbeatInterval)
         self.router = router
         self.log = log
+        smallPutsShareAJob = pools.smallPutsShareAJob && !router.stores.catalog.commitsWaitForAnotherService
         epoll = try Epoll()
         wakeup = try EventSignal()
         try epoll.add(wakeup.descriptor, events: [.readable, .edgeTriggered], token: EventLoop.wakeToken)
@@ -622,7 +626,9 @@ final class EventLoop: @unchecked Sendable {
     /// (its completion calls this again): opens the upload first, appends, and commits once the
     /// whole body is in. A small PUT whose body came with its head takes one job, run in its store's
     /// lane (``UploadLane``) with the others this wake-up made ready, unless the pools say small puts
-    /// do not share a job (``WorkPools/smallPutsShareAJob``); other jobs run on their own.
+    /// do not share a job (``WorkPools/smallPutsShareAJob``) or the backend's commits wait for
+    /// another service (``ServedBackendCatalog/commitsWaitForAnotherService``, which a shared job
+    /// would make one after another); other jobs run on their own.
     private func pumpUpload(_ c: Connection) {
         assertOnLoop()
         guard let feed = c.upload, !feed.jobRunning else { return }
@@ -631,7 +637,7 @@ final class EventLoop: @unchecked Sendable {
         let job = UploadJob(feed: feed, fd: c.socket.rawValue, start: feed.start, opened: opened, bytes: feed.staged, commit: feed.bodyComplete)
         feed.staged = []
         feed.jobRunning = true
-        if pools.smallPutsShareAJob && opened == nil && job.commit && job.bytes.count <= UploadLane.smallBody {
+        if smallPutsShareAJob && opened == nil && job.commit && job.bytes.count <= UploadLane.smallBody {
             let lane = uploadLane(for: job.start.store)
             if lane.ready.isEmpty { lanesWithReadyJobs.append(lane) }
             lane.add(job)

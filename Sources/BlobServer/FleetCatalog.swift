@@ -48,4 +48,6 @@ final class FleetCatalog: ServedBackendCatalog {
     func storeNames() throws -> [String] { try wrapped.storeNames() }
 
     func otherHolders(of names: [String]) -> [String: String] { wrapped.otherHolders(of: names) }
+
+    var commitsWaitForAnotherService: Bool { wrapped.commitsWaitForAnotherService }
 }

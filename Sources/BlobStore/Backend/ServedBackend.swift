@@ -132,4 +132,14 @@ package protocol ServedBackendCatalog: Sendable {
 
     /// For stores among `names` that another process holds, who (`pid N`); empty when nobody or unknown.
     func otherHolders(of names: [String]) -> [String: String]
+
+    /// Whether an upload's ``BackendUpload/commit(completion:)`` blocks its caller until another
+    /// service answers (an object store's round trip): a server then gives each put a thread of its
+    /// own, never a thread that commits other puts one after another.
+    var commitsWaitForAnotherService: Bool { get }
+}
+
+extension ServedBackendCatalog {
+    /// Commits need no other service.
+    package var commitsWaitForAnotherService: Bool { false }
 }

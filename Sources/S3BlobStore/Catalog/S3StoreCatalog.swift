@@ -48,6 +48,9 @@ package struct S3StoreCatalog: ServedBackendCatalog {
 
     /// Nobody holds an S3 store: the object store arbitrates between daemons itself.
     package func otherHolders(of names: [String]) -> [String: String] { [:] }
+
+    /// A put's commit waits for the gateway's answer.
+    package var commitsWaitForAnotherService: Bool { true }
 }
 
 /// The objects that say which stores exist under an `s3://BUCKET[/PREFIX]` location: store `NAME`

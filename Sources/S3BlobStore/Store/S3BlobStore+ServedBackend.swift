@@ -141,8 +141,8 @@ struct S3ServedBlob: ServedBlob {
 }
 
 /// A put into an S3 store fed piece by piece (``BackendUpload``): one owner at a time, which is
-/// why it is unchecked `Sendable`. The commit runs on a transport thread of its own and completes
-/// there.
+/// why it is unchecked `Sendable`. The commit blocks its caller until the gateway answers, and
+/// completes on that thread.
 final class S3Upload: BackendUpload, @unchecked Sendable {
     private let store: S3BlobStore
     private let spool: S3ContentSpool
@@ -168,13 +168,11 @@ final class S3Upload: BackendUpload, @unchecked Sendable {
     }
 
     func commit(completion: @escaping @Sendable (Result<BlobMetadata, any Error>) -> Void) {
-        // The commit waits for the gateway (a round trip at least). A server commits its small puts
-        // one after another on one thread per event loop (blobd's `UploadLane`), so waiting there
-        // would let at most one PUT per loop reach the gateway at a time, whatever the number of
-        // clients: each waits on a thread of its own instead, and the caller's thread goes on.
-        BlockingThreads.detach { [self] in
-            completion(Result { try store.commit(spool, identifier: identifier, key: key, options: options) })
-        }
+        // Waits for the gateway (a round trip at least) on the calling thread, and completes there:
+        // blobd gives each put on S3 a blocking-work job of its own (its small puts share no lane),
+        // on threads enough for every connection to the gateway. Handing the wait to yet another
+        // thread cost two thread hand-offs per put.
+        completion(Result { try store.commit(spool, identifier: identifier, key: key, options: options) })
     }
 
     func cancel() { spool.close() }
