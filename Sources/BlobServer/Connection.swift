@@ -55,6 +55,9 @@ final class Connection {
     var outOffset = 0
     /// A file body to `sendfile` after `out`.
     var file: Response.FileBody?
+    /// A work thread is checking ``file``'s content (`EventLoop.checkAhead`) and owns the open
+    /// file until it reports back.
+    var contentCheckRunning = false
     /// The socket's send buffer was enlarged for a large body (done once per connection).
     var sendBufferRaised = false
     /// Whether finishing the write ends the current request (false for `100 Continue`).

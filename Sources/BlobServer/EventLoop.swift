@@ -55,6 +55,10 @@ final class EventLoop: @unchecked Sendable {
     /// Event bits after which the socket will never raise another input edge.
     private static let endOfInput: Epoll.Events = [.peerClosed, .hangUp, .error]
     private static let sendFileChunk = 1 << 20
+    /// How far past a file body's next `sendfile` one hop to a work thread checks its content: the
+    /// page cache keeps what was just read for the `sendfile`s that follow, and a large body costs
+    /// one hop per this many bytes.
+    private static let checkAheadBytes: Int64 = 8 << 20
     /// File bodies larger than this get a larger socket send buffer (``largeBodySendBuffer``).
     static let largeBody: Int64 = 256 << 10
     /// The send buffer asked for when a large body is about to go out. With the default (208 KiB,
@@ -347,8 +351,12 @@ final class EventLoop: @unchecked Sendable {
             do {
                 let chunk = Int(min(file.count, Int64(EventLoop.sendFileChunk)))
                 // Hashed before it leaves; the part that ends the body only once the whole blob has
-                // passed, so a damaged blob's body ends short and the connection closes.
-                try file.handle.checkContent(throughFileOffset: file.offset + Int64(chunk), isLast: Int64(chunk) == file.count)
+                // passed, so a damaged blob's body ends short and the connection closes. The hashing
+                // reads the file, which may wait for the disk: it runs on a work thread.
+                guard file.handle.isContentChecked(throughFileOffset: file.offset + Int64(chunk), isLast: Int64(chunk) == file.count) else {
+                    checkAhead(c, file)
+                    return false
+                }
                 guard let sent = try c.socket.sendFile(from: file.handle.fileDescriptor, offset: &file.offset, count: chunk) else {
                     c.file = file
                     return false
@@ -363,6 +371,47 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         return true
+    }
+
+    /// Has a work thread read and hash the file body's content ahead of the next `sendfile`s (up to
+    /// ``checkAheadBytes`` past them, and the whole content once that reaches the body's last byte),
+    /// then resume the connection. While it runs the work thread owns the open file: a connection
+    /// closed meanwhile leaves it to the check's completion to close (see ``release(_:)``).
+    private func checkAhead(_ c: Connection, _ file: Response.FileBody) {
+        guard !c.contentCheckRunning else { return }
+        c.contentCheckRunning = true
+        let handle = file.handle
+        let bodyEnd = file.offset + file.count
+        let through = min(bodyEnd, file.offset + EventLoop.checkAheadBytes)
+        let fd = c.socket.rawValue, serial = c.serial
+        pools.quick.submit {
+            let failure: (any Error)?
+            do {
+                try handle.checkContent(throughFileOffset: through, isLast: through == bodyEnd)
+                failure = nil
+            } catch {
+                failure = error
+            }
+            self.post { loop in loop.contentChecked(fd: fd, serial: serial, handle: handle, failure: failure) }
+        }
+    }
+
+    /// A file body's check (``checkAhead(_:_:)``) finished: send on, or end the body short.
+    private func contentChecked(fd: Int32, serial: UInt64, handle: BlobReadHandle, failure: (any Error)?) {
+        assertOnLoop()
+        guard Int(fd) < connections.count, let c = connections[Int(fd)], c.serial == serial, c.contentCheckRunning,
+            c.file?.handle === handle
+        else {
+            handle.close()  // the connection went while the check ran, and left the file to it
+            return
+        }
+        c.contentCheckRunning = false
+        if let failure {
+            log(.error, "file body ended short: \(failure)")
+            close(c)
+            return
+        }
+        drive(c)
     }
 
     /// The current response is fully written: close (lingering first if a body is still arriving)
@@ -729,6 +778,12 @@ final class EventLoop: @unchecked Sendable {
     /// Drops what the connection holds for its current request; an upload is abandoned off the
     /// loop, or by its running job's completion (`uploadStepped`).
     private func release(_ c: Connection) {
+        // A running content check owns the open file and closes it when it reports back (closing it
+        // here would wait for the check's read, on the loop).
+        if c.contentCheckRunning {
+            c.contentCheckRunning = false
+            c.file = nil
+        }
         guard let feed = c.releaseRequestResources(), !feed.jobRunning, let opened = feed.opened else { return }
         pools.quick.submit { opened.abandon() }
     }

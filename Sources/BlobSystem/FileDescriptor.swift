@@ -101,7 +101,8 @@ package struct FileDescriptor: Hashable, Sendable {
 
     /// Reads up to `buffer.count` bytes at `offset` without moving the file offset.
     package func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
-        try retryingOnInterrupt { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+        if FileSystemSeam.isActive { try FileSystemSeam.willPerform(.read(descriptor: rawValue, offset: offset, count: buffer.count)) }
+        return try retryingOnInterrupt { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
     /// Reads up to `buffer.count` bytes at `offset` only from the page cache, never waiting for the

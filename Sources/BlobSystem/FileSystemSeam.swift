@@ -1,7 +1,8 @@
 import Synchronization
 
 /// A call through ``FileDescriptor`` or ``FileSystem`` that changes the file system, or what a
-/// descriptor stands for (`open`, `close`), as a ``FileSystemHook`` sees it.
+/// descriptor stands for (`open`, `close`), or that may wait for the disk to read (`pread`), as a
+/// ``FileSystemHook`` sees it.
 ///
 /// Paths are as the caller gave them; the store always passes absolute ones.
 package enum FileSystemCall: Sendable, Equatable {
@@ -13,6 +14,10 @@ package enum FileSystemCall: Sendable, Equatable {
     /// `write(2)` at the descriptor's offset (`offset` nil) or `pwrite(2)` at `offset`, of `bytes`.
     /// After the call, `bytes` is what was written (a short write reports its part).
     case write(descriptor: Int32, offset: Int64?, bytes: [UInt8])
+    /// `pread(2)` of up to `count` bytes at `offset`: the read that may wait for the disk, so tests
+    /// can make the disk slow or failing. Reported only before the call. (A read that never waits,
+    /// ``FileDescriptor/readIfCached(fromAbsoluteOffset:into:)``, is not reported.)
+    case read(descriptor: Int32, offset: Int64, count: Int)
     /// `lseek(2)` to `offset`.
     case seek(descriptor: Int32, offset: Int64)
     /// `ftruncate(2)`.
@@ -41,7 +46,8 @@ package enum FileSystemCall: Sendable, Equatable {
 package protocol FileSystemHook: AnyObject, Sendable {
     /// Before the call: throwing makes the call fail with that error without being made.
     func willPerform(_ call: FileSystemCall) throws(Errno)
-    /// After the call succeeded (never for ``FileSystemCall/close(descriptor:)``, reported before).
+    /// After the call succeeded (never for ``FileSystemCall/close(descriptor:)`` and
+    /// ``FileSystemCall/read(descriptor:offset:count:)``, reported before).
     func didPerform(_ call: FileSystemCall)
 }
 

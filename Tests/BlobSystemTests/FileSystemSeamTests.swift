@@ -27,6 +27,8 @@ private final class FolderHook: FileSystemHook, @unchecked Sendable {
         case .close(let fd), .write(let fd, _, _), .seek(let fd, _), .resize(let fd, _), .dataSync(let fd), .sync(let fd),
             .syncFileSystem(let fd):
             return descriptors.contains(fd)
+        case .read:
+            return false  // the reads' own test watches them
         }
     }
 
@@ -131,4 +133,45 @@ private final class FolderHook: FileSystemHook, @unchecked Sendable {
         #expect(throws: Errno(rawValue: EIO)) { try other.dataSync() }
         #expect(hook.calls.filter { if case .rename = $0 { true } else { false } }.isEmpty, "a refused call is not reported as made")
     }
+    /// A `pread` is reported before it is made, with its descriptor, offset and length, and a hook
+    /// can fail it (a damaged disk) or hold it (a slow one); a read that never waits is not reported.
+    @Test func readsThatMayWaitAreReportedAndCanBeRefused() throws {
+        let path = folder + "/r"
+        let fd = try FileDescriptor.open(path, [.readWrite, .create, .exclusive])
+        defer { try? fd.close() }
+        try ([1, 2, 3, 4] as [UInt8]).withUnsafeBytes { try fd.writeAll($0) }
+        let hook = ReadHook(descriptor: fd.rawValue)
+        FileSystemSeam.install(hook)
+        defer { FileSystemSeam.uninstall(hook) }
+        var buffer = [UInt8](repeating: 0, count: 3)
+        let read = try buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 1, into: $0) }
+        #expect(read == 3 && buffer == [2, 3, 4])
+        #expect(hook.reads == [.read(descriptor: fd.rawValue, offset: 1, count: 3)])
+        _ = try? buffer.withUnsafeMutableBytes { try fd.readIfCached(fromAbsoluteOffset: 0, into: $0) }
+        #expect(hook.reads.count == 1, "a read that never waits for the disk is not reported")
+        hook.refuse()
+        #expect(throws: Errno(rawValue: EIO)) { try buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 0, into: $0) } }
+    }
+}
+
+/// Records the reads of one descriptor, and fails them with `EIO` once told to. Owned by its lock.
+private final class ReadHook: FileSystemHook {
+    private let descriptor: Int32
+    private let state = Locked<(reads: [FileSystemCall], refusing: Bool)>(([], false))
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    var reads: [FileSystemCall] { state.withLock { $0.reads } }
+    func refuse() { state.withLock { $0.refusing = true } }
+
+    func willPerform(_ call: FileSystemCall) throws(Errno) {
+        guard case .read(descriptor, _, _) = call else { return }
+        let refusing = state.withLock { state in
+            state.reads.append(call)
+            return state.refusing
+        }
+        if refusing { throw Errno(rawValue: EIO) }
+    }
+
+    func didPerform(_ call: FileSystemCall) {}
 }

@@ -133,6 +133,15 @@ public final class BlobReadHandle: Sendable {
         }
     }
 
+    /// Whether ``checkContent(throughFileOffset:isLast:)`` with these arguments has nothing left to
+    /// read: the content up to `end` (to its end when `isLast`) has passed. Never waits for the
+    /// disk, so an event loop can ask before each `sendfile` and hand the reading to another thread.
+    package func isContentChecked(throughFileOffset end: Int64, isLast: Bool) -> Bool {
+        state.withLock { state in
+            state.check.passed || (!isLast && state.check.checked > 0 && contentOffset + state.check.checked >= end)
+        }
+    }
+
     /// Skips the check of the content, for a file whose writer has just checked every byte it wrote
     /// against the header's checksum (an S3 read cache's new entry), so serving it does not read
     /// and hash it all again.

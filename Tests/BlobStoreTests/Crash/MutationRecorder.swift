@@ -45,6 +45,8 @@ final class MutationRecorder: FileSystemHook, @unchecked Sendable {
         case .close(let descriptor), .write(let descriptor, _, _), .seek(let descriptor, _), .resize(let descriptor, _),
             .dataSync(let descriptor), .sync(let descriptor), .syncFileSystem(let descriptor):
             return open[descriptor]
+        case .read:
+            return nil  // changes nothing on disk
         }
     }
 

@@ -123,6 +123,8 @@ struct WeakPersistenceModel {
             }
         case .syncFileSystem:
             break  // keeps nothing
+        case .read:
+            break  // changes nothing (the recorder never keeps reads)
         case .makeDirectory(let path):
             guard let (folder, name) = parent(path) else { return problems.append("mkdir in unknown \(path)") }
             bind(folder, name, newInode(.folder))
