@@ -54,25 +54,11 @@ package indirect enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// The string literal the protocol's documents write (``JSONText/appendString(_:into:)``).
     private static func quote(_ text: String, into out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || (0x2028...0x2029).contains(scalar.value) {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        var bytes: [UInt8] = []
+        JSONText.appendString(text, into: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -46,6 +46,21 @@ package enum HeaderName: String, CaseIterable, Sendable {
         self = known
     }
 
+    /// Whether the field name `bytes` is this one, in any case (compared byte by byte, for the
+    /// daemon's header scans).
+    package func matches(fieldName bytes: ArraySlice<UInt8>) -> Bool {
+        let name = staticName
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        var position = 0
+        for byte in bytes {
+            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            let expected = name.utf8Start[position]
+            if lowered != (expected >= 0x41 && expected <= 0x5A ? expected | 0x20 : expected) { return false }
+            position += 1
+        }
+        return true
+    }
+
     /// Whether a field name starts with `Blob-`, in any case (the fields a PUT reads; lowercasing
     /// every name to find them would cost an allocation per field).
     package static func hasBlobPrefix(_ name: String) -> Bool {

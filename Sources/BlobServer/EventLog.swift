@@ -45,7 +45,7 @@ final class EventLog: Sendable {
     /// One numbered event, and its Server-Sent Events frame once some subscriber needed it.
     ///
     /// Encoded lazily: most changes are never streamed (no subscriber, or none of their store), and
-    /// encoding every one cost an eighth of a PUT's instructions in blobd.
+    /// encoding every one is a visible part of a PUT's work (`Benchmarks/scripts/instructions put`).
     struct LoggedEvent: Sendable {
         var id: UInt64
         var change: BlobChange

@@ -48,7 +48,7 @@ extension Router {
             if headers.knownName(at: index) == .cacheControl {
                 let value = headers.value(at: index)
                 cacheControl = cacheControl.map { "\($0), \(value)" } ?? value
-            } else if blobExpires == nil, Router.isBlobExpires(headers.nameBytes(at: index)) {
+            } else if blobExpires == nil, HeaderName.expires.matches(fieldName: headers.nameBytes(at: index)) {
                 blobExpires = headers.value(at: index)
             }
         }
@@ -56,19 +56,6 @@ extension Router {
         do { return try ExpiryHeaders.expiry(blobExpires: blobExpires, cacheControl: cacheControl) } catch {
             throw APIError(.badRequest, error.description)
         }
-    }
-
-    /// Whether a field name is `Blob-Expires`, in any case.
-    private static func isBlobExpires(_ name: ArraySlice<UInt8>) -> Bool {
-        let expected: StaticString = "blob-expires"
-        guard name.count == expected.utf8CodeUnitCount else { return false }
-        var position = 0
-        for byte in name {
-            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            if lowered != expected.utf8Start[position] { return false }
-            position += 1
-        }
-        return true
     }
 
     /// The `/metrics` lines of cache mode: expiries and evictions per store since the daemon

@@ -24,6 +24,18 @@ import Glibc
     }
 
     /// Every `Blob-*` field PROTOCOL.md names is one of ``HeaderName``'s, and each of those is documented.
+    @Test func aFieldNameMatchesItsHeaderInAnyCaseOnly() {
+        for name in HeaderName.allCases {
+            for spelling in [name.rawValue, name.rawValue.uppercased(), name.rawValue.lowercased()] {
+                #expect(name.matches(fieldName: ArraySlice(spelling.utf8)), "\(spelling)")
+            }
+            for other in [String(name.rawValue.dropLast()), name.rawValue + "s", name.rawValue.replacingOccurrences(of: "-", with: "_"), ""] {
+                #expect(!name.matches(fieldName: ArraySlice(other.utf8)), "\(other)")
+            }
+        }
+        #expect(!HeaderName.expires.matches(fieldName: ArraySlice("Blob-Created".utf8)))
+    }
+
     @Test func theDocumentedFieldsAreTheNames() {
         let named = Set(ProtocolDocument.codeSpans(ProtocolDocument.text).flatMap { span in
             span.split(whereSeparator: { !($0.isLetter || $0 == "-" || $0 == "<" || $0 == ">") }).map(String.init)

@@ -60,7 +60,7 @@ extension StorePolicy {
 
 extension Duration {
     /// Whole nanoseconds, clamped to `Int64`.
-    var clampedNanoseconds: Int64 {
+    package var clampedNanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }

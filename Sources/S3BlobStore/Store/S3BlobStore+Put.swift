@@ -185,7 +185,7 @@ extension S3BlobStore {
         case .never, .storeDefault: return nil
         case .at(let date): return Date(s3Nanoseconds: date.s3Nanoseconds)
         case .after(let duration):
-            let (nanoseconds, overflow) = now.s3Nanoseconds.addingReportingOverflow(duration.s3ClampedNanoseconds)
+            let (nanoseconds, overflow) = now.s3Nanoseconds.addingReportingOverflow(duration.clampedNanoseconds)
             return Date(s3Nanoseconds: overflow ? .max : nanoseconds)
         }
     }
@@ -263,17 +263,6 @@ extension S3BlobStore {
             if error.status == 412 || error.status == 500 && error.code == "UnknownError" { return .conditionFailed(error) }
             throw unavailable(error)
         }
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, clamped to `Int64`.
-    var s3ClampedNanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (sum, overflow2) = product.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflow2 ? (product < 0 ? .min : .max) : sum
     }
 }
 
