@@ -65,7 +65,7 @@ final class StoreDirectory: Sendable {
     /// stores), also while its first put is still in progress. May block (opens the store).
     func existing(_ name: String) throws -> (any ServedBackend)? {
         // A name among the open stores was validated when its store opened: every request looks its
-        // store up here, and validating first cost a fiftieth of a GET's instructions.
+        // store up here, so it is not validated again (`Benchmarks/scripts/instructions` shows the cost).
         if let known = openedStore(name) { return known }
         try StoreName.validate(name)
         guard try catalog.storeExists(name) else { return nil }
@@ -102,7 +102,8 @@ final class StoreDirectory: Sendable {
 
     /// A put holding a claim on `name` ended. The first commit confirms the store; when the last
     /// claim ends without any commit, the store is closed and discarded (it holds nothing: only
-    /// puts add blobs, and another process cannot write while this daemon holds the store's lock).
+    /// puts add blobs, and no other process writes to a file store this daemon holds; an S3
+    /// catalog, whose fleet may be writing, keeps it: ``S3StoreCatalog/discardStore(_:_:)``).
     fileprivate func endClaim(_ name: String, committed: Bool) {
         withNameLock(name) {
             let discarded = state.withLock { state -> (any ServedBackend)? in

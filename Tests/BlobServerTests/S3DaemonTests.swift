@@ -99,10 +99,13 @@ import Testing
         let stores = try #require(try client.request("GET", "/v1/stores").json?["stores"] as? [[String: Any]])
         #expect(stores.map { $0["name"] as? String } == ["notes"])
 
-        // A refused first put to a new store leaves no store behind.
+        // A refused first put to a new store leaves the store, empty: on S3 its marker stays
+        // (docs/SCALE-OUT.md, "blobd and blob on S3").
         #expect(try client.request("PUT", "/v1/stores/fresh/blobs/x", headers: ["If-Match": etag], body: [1]).status == 412)
         let after = try #require(try client.request("GET", "/v1/stores").json?["stores"] as? [[String: Any]])
-        #expect(after.map { $0["name"] as? String } == ["notes"])
+        #expect(after.map { $0["name"] as? String } == ["fresh", "notes"])
+        #expect(try client.request("GET", "/v1/stores/fresh/blobs").json?["items"] as? [Any] != nil)
+        #expect(try client.request("GET", "/v1/stores/fresh/blobs/x").status == 404)
 
         #expect(try client.request("DELETE", "/v1/stores/notes/blobs/c").status == 204)
         #expect(try client.request("DELETE", "/v1/stores/notes/blobs/c").status == 404)

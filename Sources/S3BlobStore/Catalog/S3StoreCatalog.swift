@@ -39,9 +39,11 @@ package struct S3StoreCatalog: ServedBackendCatalog {
         return S3CachedStore(store, cache: cache)
     }
 
-    /// Deletes the marker of a store a refused first put created, unless the store holds a blob
-    /// after all (another daemon of the fleet may have written one since).
-    package func discardStore(_ name: String, _ backend: any ServedBackend) throws { try markers.discardIfEmpty(name) }
+    /// Keeps the marker of a store a refused first put created: the store stays, empty. Deleting it
+    /// cannot be made safe in a fleet: between a check that the store is empty and the delete,
+    /// another member that found the marker may store a blob and acknowledge it, in a store that
+    /// no member would then find.
+    package func discardStore(_ name: String, _ backend: any ServedBackend) throws {}
 
     /// The stores whose markers exist, sorted byte-wise.
     package func storeNames() throws -> [String] { try markers.names() }
@@ -113,22 +115,6 @@ package struct S3StoreMarkers: Sendable {
                 },
                 context: client.bucket.context("PutObject", key: key), alsoAccepted: [412], isIdempotent: false)
             return response.status.code != 412
-        }
-    }
-
-    /// Deletes the marker of a store a refused first put created, unless the store holds a blob
-    /// after all (another daemon of the fleet may have written one since).
-    package func discardIfEmpty(_ name: String) throws {
-        let prefix = layout.blobPrefix(store: name)
-        let markerKey = layout.storeMarkerKey(store: name)
-        try asking(name) {
-            let listing = try client.send(
-                try request { () throws(S3RequestError) in try client.bucket.listObjects(prefix: prefix, maxKeys: 1) },
-                context: client.bucket.context("ListObjectsV2", key: prefix))
-            guard try S3ListObjectsPage(xml: listing.body).objects.isEmpty else { return }
-            _ = try client.send(
-                try request { () throws(S3RequestError) in try client.bucket.deleteObject(key: markerKey) },
-                context: client.bucket.context("DeleteObject", key: markerKey))
         }
     }
 
