@@ -353,6 +353,8 @@ final class EventLoop: @unchecked Sendable {
                 // Hashed before it leaves; the part that ends the body only once the whole blob has
                 // passed, so a damaged blob's body ends short and the connection closes. The hashing
                 // reads the file, which may wait for the disk: it runs on a work thread.
+                // While a check runs it holds the handle's lock through its reads: not even asked then.
+                if c.contentCheckRunning { return false }
                 guard file.handle.isContentChecked(throughFileOffset: file.offset + Int64(chunk), isLast: Int64(chunk) == file.count) else {
                     checkAhead(c, file)
                     return false
@@ -378,7 +380,6 @@ final class EventLoop: @unchecked Sendable {
     /// then resume the connection. While it runs the work thread owns the open file: a connection
     /// closed meanwhile leaves it to the check's completion to close (see ``release(_:)``).
     private func checkAhead(_ c: Connection, _ file: Response.FileBody) {
-        guard !c.contentCheckRunning else { return }
         c.contentCheckRunning = true
         let handle = file.handle
         let bodyEnd = file.offset + file.count

@@ -11,6 +11,7 @@ import Testing
 @Suite struct SlowDiskSendTests {
     @Test(arguments: [nil, "bytes=2097152-"])
     func aLargeBodyWaitingForTheDiskHoldsUpNoOtherRequest(range: String?) throws {
+        _ = BrokenPipes.ignored  // a client that gives up mid-body must not kill the test process
         let folder = TempFolder()
         let root = folder.path + "/root"
         try FileSystem.makeDirectories(root)

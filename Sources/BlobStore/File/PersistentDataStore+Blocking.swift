@@ -135,7 +135,8 @@ public final class BlobReadHandle: Sendable {
 
     /// Whether ``checkContent(throughFileOffset:isLast:)`` with these arguments has nothing left to
     /// read: the content up to `end` (to its end when `isLast`) has passed. Never waits for the
-    /// disk, so an event loop can ask before each `sendfile` and hand the reading to another thread.
+    /// disk, so an event loop can ask before each `sendfile` and hand the reading to another thread;
+    /// but a check in progress holds the lock this takes through its reads, so ask only while none runs.
     package func isContentChecked(throughFileOffset end: Int64, isLast: Bool) -> Bool {
         state.withLock { state in
             state.check.passed || (!isLast && state.check.checked > 0 && contentOffset + state.check.checked >= end)
