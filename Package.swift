@@ -8,8 +8,9 @@ import PackageDescription
 //   BlobSystem (typed POSIX wrappers: FileDescriptor, Errno, directories, locks)
 //        ↓
 //   BlobStore (the store: Model/ types and the BlobStoring protocol, File/ the file store's engine in
-//              parts (Engine, Index, Write, Read, Listing, Verify), InMemory/, Backend/ what blobd
-//              serves any store through (ServedBackend), Article/ the article's API, Image/, Checksum/)
+//              parts (Engine, Index, Write, Read, Listing, Verify, Policy: cache mode, Format: the
+//              blob file), InMemory/, Backend/ what blobd serves any store through (ServedBackend),
+//              Article/ the article's API, Image/, Checksum/)
 //
 //   HTTP1 (HTTP/1.1 codec: bytes in, messages out; no I/O, no dependencies)
 //
@@ -22,7 +23,7 @@ import PackageDescription
 //   BlobClient (BlobProtocol + BlobStore + BlobSystem + HTTP1: the daemon's Swift client, a BlobStoring)
 //   BlobCLI (BlobStore + BlobClient + BlobProtocol + S3BlobStore; commands, help, output, backends) → blob
 //
-//   S3BlobStore (BlobStore + BlobSystem + HTTP1: the S3 backend: S3BlobStore, the store on a bucket
+//   S3BlobStore (BlobProtocol + BlobStore + BlobSystem + HTTP1: the S3 backend: S3BlobStore, the store on a bucket
 //                (Store/), SHA-256, HMAC, Signature V4, AWS configuration, S3 requests and XML
 //                answers, HTTP/1.1 over TCP; docs/SCALE-OUT.md)
 //

@@ -90,9 +90,14 @@ final class UploadStart: Sendable {
     }
 }
 
-/// An upload and the claim on the store it was started in (see ``StoreDirectory``). Used by one
-/// thread at a time: the blocking-work job that feeds it, or the loop that holds it between jobs.
-struct OpenedUpload: Sendable {
+/// An upload and the claim on the store it was started in (see ``StoreDirectory``).
+///
+/// The one place the daemon hands a put between threads: used by one thread at a time, the
+/// blocking-work job that feeds it or the loop that holds it between jobs, each hand-off going
+/// through the loop's inbox or a pool's queue (both locked, so each owner sees the last one's
+/// writes). That discipline, not the upload (``BackendUpload`` is not `Sendable`), is why it is
+/// `@unchecked Sendable`.
+struct OpenedUpload: @unchecked Sendable {
     let upload: any BackendUpload
     let claim: NewStoreClaim?
 

@@ -41,9 +41,8 @@ struct InMemoryServedBlob: ServedBlob {
 }
 
 /// A put into an in-memory store: the content is gathered, then stored (validated, condition
-/// checked) in one step by ``commit()``. Used by one owner at a time (``BackendUpload``), which is
-/// why the mutable buffer is `@unchecked Sendable`.
-final class InMemoryUpload: BackendUpload, @unchecked Sendable {
+/// checked) in one step by ``commit()``. Used by one owner at a time (``BackendUpload``).
+final class InMemoryUpload: BackendUpload {
     private let store: InMemoryBlobStore
     private let identifier: String
     private let options: PutOptions

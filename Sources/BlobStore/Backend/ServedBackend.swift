@@ -101,7 +101,7 @@ package protocol ServedBlob: Sendable {
 
 /// A put being fed piece by piece. One owner calls it at a time, in order (the server passes it
 /// from thread to thread, never using it on two at once); nothing is visible before ``commit()``.
-package protocol BackendUpload: AnyObject, Sendable {
+package protocol BackendUpload: AnyObject {
     /// Appends content (may block). On error the upload is cancelled.
     func append(_ bytes: UnsafeRawBufferPointer) throws
 

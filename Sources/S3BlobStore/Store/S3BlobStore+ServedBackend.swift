@@ -140,10 +140,9 @@ struct S3ServedBlob: ServedBlob {
     func close() { file?.close() }
 }
 
-/// A put into an S3 store fed piece by piece (``BackendUpload``): one owner at a time, which is
-/// why it is unchecked `Sendable`. The commit blocks its caller until the gateway answers, and
-/// completes on that thread.
-final class S3Upload: BackendUpload, @unchecked Sendable {
+/// A put into an S3 store fed piece by piece (``BackendUpload``: one owner at a time). The commit
+/// blocks its caller until the gateway answers, and completes on that thread.
+final class S3Upload: BackendUpload {
     private let store: S3BlobStore
     private let spool: S3ContentSpool
     private let identifier: String

@@ -16,7 +16,10 @@ import Glibc
 /// - the read path (`Read/`): reads on the queue (``ReadPath``), file reads (``BlobReader``), reads
 ///   from the kernel's caches (``CachedReads``), a read-only engine's following of splits (``ManifestFollower``);
 /// - listing and totals (``Listing``, `Listing/`);
-/// - verify and repair (``Verifier``, ``Repair``, `Verify/`).
+/// - verify and repair (``Verifier``, ``Repair``, `Verify/`);
+/// - cache mode (``CacheKeeper``, `Policy/`): the policy file, the catalog of sizes and recency,
+///   expiry and eviction.
+/// The on-disk format they share (a blob file's header, its name, the content check) is `Format/`.
 ///
 /// Queues (who runs what):
 /// - `queue` is concurrent: reads run as ordinary work items, side by side; every change is applied

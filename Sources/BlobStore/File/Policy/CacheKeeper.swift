@@ -48,7 +48,7 @@ final class CacheKeeper: Sendable {
     /// Set by the engine once its parts exist: the store queue, the index, and the commit entry.
     private let engine = Locked<Engine?>(nil)
 
-    struct Engine: @unchecked Sendable {
+    struct Engine: Sendable {
         var storeQueue: DispatchQueue
         var index: BucketIndex
         var submit: @Sendable (Mutation, @escaping @Sendable (Result<MutationOutcome, any Error>) -> Void) -> Void

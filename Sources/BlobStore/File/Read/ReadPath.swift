@@ -39,12 +39,14 @@ final class ReadPath: Sendable {
     /// Runs `body` as a read on the queue and waits for it on this thread: for callers on threads
     /// that may block (the blocking API), never the Swift concurrency pool.
     func readNow<T>(_ body: () throws -> T) rethrows -> T {
+        dispatchPrecondition(condition: .notOnQueue(queue))  // a sync onto its own queue would deadlock inside a barrier
         hooks.queuedReads.wrappingAdd(1, ordering: .relaxed)
         return try queue.sync(execute: body)
     }
 
     /// Opens the current version of `identifier`, or throws `notFound`. On the queue.
     func openCurrent(_ identifier: String, readLength: Int = BlobReader.initialReadLength) throws -> OpenedBlob {
+        dispatchPrecondition(condition: .onQueue(queue))
         guard let opened = try reader.open(at: index.path(of: identifier), identifier: identifier, readLength: readLength),
             let blob = marks.served(opened)
         else {
