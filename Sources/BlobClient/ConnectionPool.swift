@@ -9,29 +9,17 @@ import Dispatch
 final class ConnectionPool: Sendable {
     let socketPath: String
     let configuration: BlobClient.Configuration
-    private let idle = Locked<[Connection]>([])
+    private let idle: IdleConnections
 
     init(socketPath: String, configuration: BlobClient.Configuration) {
         self.socketPath = socketPath
         self.configuration = configuration
+        idle = IdleConnections(maximumCount: configuration.poolSize, lifetime: configuration.idleTimeout)
     }
-
-    deinit { closeAll() }
 
     /// An idle connection that still looks open, else a new one. Blocking.
     func acquire() throws -> Connection {
-        let idleLimit = configuration.idleTimeout
-        var discarded: [Connection] = []
-        defer { for connection in discarded { connection.close() } }
-        while let connection = idle.withLock({ $0.popLast() }) {
-            // Read the clock after taking the connection: one released by another thread a moment
-            // ago may carry a later time than a clock read before the loop.
-            let idleFor = max(.zero, ContinuousClock.now - connection.idleSince)
-            if idleFor > idleLimit || connection.looksStale {
-                discarded.append(connection)
-                continue
-            }
-            connection.isReused = true
+        if let connection = idle.take() {
             connection.beginExchange()
             return connection
         }
@@ -46,22 +34,8 @@ final class ConnectionPool: Sendable {
     }
 
     /// Returns a connection whose exchange completed and that may carry another one.
-    func release(_ connection: Connection) {
-        connection.idleSince = .now
-        let kept = idle.withLock { idle -> Bool in
-            guard idle.count < configuration.poolSize else { return false }
-            idle.append(connection)
-            return true
-        }
-        if !kept { connection.close() }
-    }
+    func release(_ connection: Connection) { idle.put(connection) }
 
     /// Closes every idle connection.
-    func closeAll() {
-        let all = idle.withLock { idle -> [Connection] in
-            defer { idle.removeAll() }
-            return idle
-        }
-        for connection in all { connection.close() }
-    }
+    func closeAll() { idle.closeAll() }
 }

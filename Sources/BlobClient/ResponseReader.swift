@@ -5,107 +5,32 @@ import Glibc
 #endif
 
 /// Reads one response from a ``Connection``: the head (skipping `100 Continue`), then the body
-/// piece by piece according to its framing.
+/// piece by piece according to its framing (HTTP1's ``HTTPResponseInput`` and ``HTTPResponseBody``).
 struct ResponseReader {
     /// The final response head.
     let response: HTTPResponseParser.Response
-    private var state: State
+    private var body: HTTPResponseBody
     private let timeout: Duration?
 
-    private enum State {
-        case remaining(Int64)
-        case chunked(ChunkedDecoder)
-        case untilClose
-        case done
-    }
-
     /// Whether the whole body has been read.
-    var isComplete: Bool {
-        if case .done = state { return true }
-        return false
-    }
+    var isComplete: Bool { body.isComplete }
 
     /// Reads the head of the response to a `method` request.
     init(connection: Connection, method: HTTPMethod, timeout: Duration?) throws(TransportError) {
-        var parser = HTTPResponseParser()
-        while true {
-            if connection.available > 0 {
-                let result = connection.withUnconsumedBytes { parser.parse($0, requestMethod: method) }
-                switch result {
-                case .complete(let response, let consumed):
-                    connection.consume(consumed)
-                    parser.reset()
-                    if response.isInterim { continue }
-                    self.response = response
-                    self.timeout = timeout
-                    switch response.framing {
-                    case .none: state = .done
-                    case .contentLength(let length): state = length == 0 ? .done : .remaining(length)
-                    case .chunked: state = .chunked(ChunkedDecoder())
-                    case .untilClose: state = .untilClose
-                    }
-                    return
-                case .failed(let error):
-                    throw .malformed("unparsable response head from blobd: \(error)")
-                case .needMore:
-                    break
-                }
-            }
-            if try connection.fill(timeout: timeout, operation: "waiting for the response") == 0 {
-                throw .closed(beforeResponse: !connection.receivedResponseByte)
-            }
-        }
+        let input = DaemonInput(connection: connection, timeout: timeout, operation: "waiting for the response")
+        let head: HTTPResponseParser.Response?
+        do { head = try input.readHead(method: method) } catch { throw input.transportError(error) }
+        guard let head else { throw .malformed("blobd answered 100 Continue where a final response was due") }
+        response = head
+        body = HTTPResponseBody(head.framing)
+        self.timeout = timeout
     }
 
     /// Copies the next piece of the body into `destination` (at most its size); returns how many
-    /// bytes, or `nil` once the body is complete. Bytes move with `memcpy` or straight from the
-    /// socket, never one at a time (debug builds run generic per-byte code slowly).
+    /// bytes, or `nil` once the body is complete.
     mutating func read(into destination: UnsafeMutableRawBufferPointer, from connection: Connection) throws(TransportError) -> Int? {
-        guard destination.count > 0 else { return isComplete ? nil : 0 }
-        while true {
-            switch state {
-            case .done:
-                return nil
-            case .remaining(let remaining):
-                let wanted = Int(min(Int64(destination.count), remaining))
-                let target = UnsafeMutableRawBufferPointer(rebasing: destination[0..<wanted])
-                let count: Int
-                if connection.available > 0 {
-                    count = connection.take(into: target)
-                } else {
-                    count = try connection.receive(into: target, timeout: timeout, operation: "reading the response body")
-                    if count == 0 { throw .closed(beforeResponse: false) }
-                }
-                let left = remaining - Int64(count)
-                state = left == 0 ? .done : .remaining(left)
-                return count
-            case .chunked(var decoder):
-                if connection.available == 0 {
-                    if try connection.fill(timeout: timeout, operation: "reading the response body") == 0 {
-                        throw .closed(beforeResponse: false)
-                    }
-                }
-                let outcome: Result<(consumed: Int, copied: Int), ChunkedDecodingError> = connection.withUnconsumedBytes { raw in
-                    do throws(ChunkedDecodingError) { return .success(try decoder.decode(raw, into: destination)) } catch { return .failure(error) }
-                }
-                switch outcome {
-                case .success(let (consumed, copied)):
-                    connection.consume(consumed)
-                    state = decoder.isComplete ? .done : .chunked(decoder)
-                    if copied > 0 { return copied }
-                case .failure(let error):
-                    throw .malformed("bad chunked body from blobd: \(error)")
-                }
-            case .untilClose:
-                if connection.available > 0 { return connection.take(into: destination) }
-                let count = try connection.receive(into: destination, timeout: timeout, operation: "reading the response body")
-                if count == 0 {
-                    state = .done
-                    return nil
-                }
-                return count
-            }
-        }
+        let input = DaemonInput(connection: connection, timeout: timeout, operation: "reading the response body")
+        do { return try body.read(into: destination, from: input) } catch { throw input.transportError(error) }
     }
 
     /// The next piece of the body, at most `limit` bytes; `nil` once the body is complete.
@@ -124,7 +49,7 @@ struct ResponseReader {
         var body: [UInt8] = []
         var filled = 0
         var room = 64 * 1024
-        if case .remaining(let length) = state { room = Int(clamping: length) }
+        if case .remaining(let length) = self.body { room = Int(clamping: length) }
         while true {
             if filled == body.count {
                 var grown = ResponseReader.zeroedBytes(filled + max(room, 1))
@@ -151,6 +76,33 @@ struct ResponseReader {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             if count > 0 { memset(buffer.baseAddress!, 0, count) }
             initialized = count
+        }
+    }
+}
+
+/// A daemon connection as HTTP1's response reading sees it: receiving waits at most `timeout`, and
+/// failures name `operation`.
+private struct DaemonInput: HTTPResponseInput {
+    let connection: Connection
+    let timeout: Duration?
+    let operation: String
+
+    var available: Int { connection.available }
+    func withUnconsumedBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { connection.withUnconsumedBytes(body) }
+    func consume(_ count: Int) { connection.consume(count) }
+    func take(into destination: UnsafeMutableRawBufferPointer) -> Int { connection.take(into: destination) }
+    func fill() throws(TransportError) -> Int { try connection.fill(timeout: timeout, operation: operation) }
+    func receive(into destination: UnsafeMutableRawBufferPointer) throws(TransportError) -> Int {
+        try connection.receive(into: destination, timeout: timeout, operation: operation)
+    }
+
+    /// The client's form of a reading failure.
+    func transportError(_ error: HTTPResponseReadError<TransportError>) -> TransportError {
+        switch error {
+        case .input(let failure): failure
+        case .ended: .closed(beforeResponse: !connection.receivedResponseByte)
+        case .malformedHead(let parse): .malformed("unparsable response head from blobd: \(parse)")
+        case .malformedChunked(let chunked): .malformed("bad chunked body from blobd: \(chunked)")
         }
     }
 }

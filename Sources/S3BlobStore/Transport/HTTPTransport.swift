@@ -208,38 +208,49 @@ package final class HTTPTransport: Sendable {
     }
 
     /// Reads a response head, skipping interim ones; with `stopAtContinue`, returns `nil` at a
-    /// `100 Continue` instead (the body is to be sent).
+    /// `100 Continue` instead (the body is to be sent). The first byte may take
+    /// ``TransportConfiguration/firstByteTimeout``; the rest of the head arrives within the idle timeout.
     private func readHead(
         _ method: HTTPMethod, on connection: TransportConnection, stopAtContinue: Bool,
         failure: (TransportError.Reason) -> TransportError
     ) throws(TransportError) -> HTTPResponseParser.Response? {
-        var parser = HTTPResponseParser(limits: Self.responseHeadLimits)
-        while true {
-            if connection.available > 0 {
-                let result = connection.withUnconsumedBytes { parser.parse($0, requestMethod: method) }
-                switch result {
-                case .complete(let response, let consumed):
-                    connection.consume(consumed)
-                    parser.reset()
-                    if response.isInterim {
-                        if stopAtContinue && response.status.code == 100 { return nil }
-                        continue
-                    }
-                    return response
-                case .failed(let error):
-                    throw failure(.malformedResponse("unparsable response head: \(error)"))
-                case .needMore:
-                    break
-                }
-            }
-            let phase: TransportPhase = connection.receivedResponseByte ? .receiving : .waitingForResponse
-            let timeout = connection.receivedResponseByte ? configuration.idleTimeout : configuration.firstByteTimeout
-            let count: Int
-            do { count = try connection.fill(timeout: timeout) } catch { throw failure(error.reason(phase)) }
-            if count == 0 {
-                if !connection.receivedResponseByte { throw failure(.closedBeforeResponse) }
-                throw failure(.malformedResponse("the connection was closed in the middle of the response head"))
-            }
+        let input = GatewayInput(connection: connection, idleTimeout: configuration.idleTimeout, firstByteTimeout: configuration.firstByteTimeout)
+        do {
+            return try input.readHead(method: method, limits: Self.responseHeadLimits, stopAtContinue: stopAtContinue)
+        } catch {
+            throw failure(input.reason(error))
+        }
+    }
+}
+
+/// A gateway connection as HTTP1's response reading sees it: until the response's first byte,
+/// receiving waits at most `firstByteTimeout`, after it `idleTimeout`.
+struct GatewayInput: HTTPResponseInput {
+    let connection: TransportConnection
+    let idleTimeout: Duration
+    var firstByteTimeout: Duration?
+
+    var available: Int { connection.available }
+    func withUnconsumedBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { connection.withUnconsumedBytes(body) }
+    func consume(_ count: Int) { connection.consume(count) }
+    func take(into destination: UnsafeMutableRawBufferPointer) -> Int { connection.take(into: destination) }
+
+    private var timeout: Duration { connection.receivedResponseByte ? idleTimeout : firstByteTimeout ?? idleTimeout }
+
+    func fill() throws(TCPSocketError) -> Int { try connection.fill(timeout: timeout) }
+    func receive(into destination: UnsafeMutableRawBufferPointer) throws(TCPSocketError) -> Int {
+        try connection.receive(into: destination, timeout: timeout)
+    }
+
+    /// The transport's reason for a reading failure.
+    func reason(_ error: HTTPResponseReadError<TCPSocketError>) -> TransportError.Reason {
+        switch error {
+        case .input(let failure): failure.reason(connection.receivedResponseByte ? .receiving : .waitingForResponse)
+        case .ended(inHead: false) where !connection.receivedResponseByte: .closedBeforeResponse
+        case .ended(inHead: true): .malformedResponse("the connection was closed in the middle of the response head")
+        case .ended: .closedInBody
+        case .malformedHead(let parse): .malformedResponse("unparsable response head: \(parse)")
+        case .malformedChunked(let chunked): .malformedResponse("bad chunked body: \(chunked)")
         }
     }
 }

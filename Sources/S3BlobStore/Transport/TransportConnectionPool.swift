@@ -12,7 +12,7 @@ import Dispatch
 final class TransportConnectionPool: Sendable {
     let endpoint: TransportEndpoint
     let configuration: TransportConfiguration
-    private let idle = Locked<[TransportConnection]>([])
+    private let idle: IdleConnections
     /// Counts free slots. Every `wait` that succeeds is matched by one `signal` (a response holds the
     /// pool strongly until it gives its slot back, so the semaphore is never freed while in use).
     private let slots: DispatchSemaphore
@@ -21,9 +21,8 @@ final class TransportConnectionPool: Sendable {
         self.endpoint = endpoint
         self.configuration = configuration
         slots = DispatchSemaphore(value: configuration.maximumConnectionsPerEndpoint)
+        idle = IdleConnections(maximumCount: configuration.maximumIdleConnectionsPerEndpoint, lifetime: configuration.idleConnectionLifetime)
     }
-
-    deinit { closeIdle() }
 
     /// Takes a slot for one request, waiting at most `timeout` for one to free up; `false` if none did.
     func reserve(timeout: Duration) -> Bool {
@@ -39,42 +38,14 @@ final class TransportConnectionPool: Sendable {
 
     /// The most recently used idle connection that is still young and open, if any; others met on
     /// the way are closed.
-    func takeIdle() -> TransportConnection? {
-        var discarded: [TransportConnection] = []
-        defer { for connection in discarded { connection.close() } }
-        while let connection = idle.withLock({ $0.popLast() }) {
-            // The clock is read after taking the connection: one put back by another thread a moment
-            // ago may carry a later time than a clock read before the loop.
-            if ContinuousClock.now - connection.idleSince > configuration.idleConnectionLifetime || connection.looksStale {
-                discarded.append(connection)
-                continue
-            }
-            connection.isReused = true
-            return connection
-        }
-        return nil
-    }
+    func takeIdle() -> TransportConnection? { idle.take() }
 
     /// Puts back a connection whose exchange completed and that may carry another one.
-    func putBack(_ connection: TransportConnection) {
-        connection.idleSince = .now
-        let kept = idle.withLock { idle -> Bool in
-            guard idle.count < configuration.maximumIdleConnectionsPerEndpoint else { return false }
-            idle.append(connection)
-            return true
-        }
-        if !kept { connection.close() }
-    }
+    func putBack(_ connection: TransportConnection) { idle.put(connection) }
 
     /// Closes every idle connection.
-    func closeIdle() {
-        let all = idle.withLock { idle -> [TransportConnection] in
-            defer { idle.removeAll() }
-            return idle
-        }
-        for connection in all { connection.close() }
-    }
+    func closeIdle() { idle.closeAll() }
 
     /// How many idle connections are kept now.
-    var idleCount: Int { idle.withLock { $0.count } }
+    var idleCount: Int { idle.count }
 }

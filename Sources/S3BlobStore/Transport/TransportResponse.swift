@@ -21,20 +21,13 @@ package final class TransportResponse: @unchecked Sendable {
     package let contentLength: Int64?
 
     private var connection: TransportConnection?
-    private var body: BodyState
+    private var body: HTTPResponseBody
     private let reusable: Bool
     private let pool: TransportConnectionPool?
     private let external: (any TransportResponseBody)?
     private let endpoint: TransportEndpoint
     private let method: HTTPMethod
     private let path: String
-
-    private enum BodyState {
-        case remaining(Int64)
-        case chunked(ChunkedDecoder)
-        case untilClose
-        case done
-    }
 
     init(
         response: HTTPResponseParser.Response, connection: TransportConnection, reusable: Bool,
@@ -49,21 +42,13 @@ package final class TransportResponse: @unchecked Sendable {
         endpoint = pool.endpoint
         self.method = method
         self.path = path
+        body = HTTPResponseBody(response.framing)
         switch response.framing {
-        case .none:
-            body = .done
-            contentLength = method == .head ? response.headers.first(.contentLength).flatMap { Int64($0) } : 0
-        case .contentLength(let length):
-            body = length == 0 ? .done : .remaining(length)
-            contentLength = length
-        case .chunked:
-            body = .chunked(ChunkedDecoder())
-            contentLength = nil
-        case .untilClose:
-            body = .untilClose
-            contentLength = nil
+        case .none: contentLength = method == .head ? response.headers.first(.contentLength).flatMap { Int64($0) } : 0
+        case .contentLength(let length): contentLength = length
+        case .chunked, .untilClose: contentLength = nil
         }
-        if case .done = body { finish() }
+        if body.isComplete { finish() }
     }
 
     /// A response whose body is read from `external` (HTTPS, see ``HTTPSTransport``).
@@ -89,8 +74,7 @@ package final class TransportResponse: @unchecked Sendable {
     /// Whether the whole body has been read.
     package var isComplete: Bool {
         if let external { return external.isComplete }
-        if case .done = body { return true }
-        return false
+        return body.isComplete
     }
 
     /// Copies the next piece of the body into `destination` (at most its size) and returns how many
@@ -163,63 +147,15 @@ package final class TransportResponse: @unchecked Sendable {
     }
 
     private func readPiece(into destination: UnsafeMutableRawBufferPointer) throws(TransportError) -> Int? {
-        if case .done = body { return nil }
+        if body.isComplete { return nil }
         guard let connection else { throw failure(.malformedResponse("the response was closed before its body was read")) }
         guard destination.count > 0 else { return 0 }
         guard let pool else { return nil }
-        let timeout = pool.configuration.idleTimeout
-        while true {
-            switch body {
-            case .done:
-                return nil
-            case .remaining(let remaining):
-                let wanted = Int(min(Int64(destination.count), remaining))
-                let target = UnsafeMutableRawBufferPointer(rebasing: destination[0..<wanted])
-                var count: Int
-                if connection.available > 0 {
-                    count = connection.take(into: target)
-                } else {
-                    do { count = try connection.receive(into: target, timeout: timeout) } catch {
-                        throw failure(error.reason(.receiving))
-                    }
-                    if count == 0 { throw failure(.closedInBody) }
-                }
-                let left = remaining - Int64(count)
-                body = left == 0 ? .done : .remaining(left)
-                if left == 0 { finish() }
-                return count
-            case .chunked(var decoder):
-                if connection.available == 0 {
-                    let received: Int
-                    do { received = try connection.fill(timeout: timeout) } catch { throw failure(error.reason(.receiving)) }
-                    if received == 0 { throw failure(.closedInBody) }
-                }
-                let outcome: Result<(consumed: Int, copied: Int), ChunkedDecodingError> = connection.withUnconsumedBytes { raw in
-                    do throws(ChunkedDecodingError) { return .success(try decoder.decode(raw, into: destination)) } catch { return .failure(error) }
-                }
-                switch outcome {
-                case .success(let (consumed, copied)):
-                    connection.consume(consumed)
-                    body = decoder.isComplete ? .done : .chunked(decoder)
-                    if decoder.isComplete { finish() }
-                    if copied > 0 { return copied }
-                case .failure(let error):
-                    throw failure(.malformedResponse("bad chunked body: \(error)"))
-                }
-            case .untilClose:
-                if connection.available > 0 { return connection.take(into: destination) }
-                let count: Int
-                do { count = try connection.receive(into: destination, timeout: timeout) } catch {
-                    throw failure(error.reason(.receiving))
-                }
-                if count == 0 {
-                    body = .done
-                    finish()
-                    return nil
-                }
-                return count
-            }
-        }
+        let input = GatewayInput(connection: connection, idleTimeout: pool.configuration.idleTimeout)
+        let count: Int?
+        do { count = try body.read(into: destination, from: input) } catch { throw failure(input.reason(error)) }
+        if body.isComplete { finish() }
+        return count
     }
 }
 
