@@ -41,3 +41,35 @@ struct ClockRingTests {
         #expect(ring.hand == 0)
     }
 }
+
+@Suite("The cache catalog's CLOCK order")
+struct CacheCatalogOrderTests {
+    private func header(_ identifier: String) -> BlobHeader {
+        BlobHeader(
+            identifier: identifier, size: 1, checksum: 7, createdNanoseconds: 1, modifiedNanoseconds: 2, contentType: "text/plain",
+            userMetadata: [:], image: nil, expiresNanoseconds: nil)
+    }
+
+    /// The scan places what it finds bucket by bucket; a put that commits before the scan reaches the
+    /// older blobs' buckets is still new, and goes after all of them (STORAGE.md, "Cache mode": a new
+    /// blob is the last the hand reaches). Before, it stood where the scan was, and a store over its
+    /// limit evicted the blob just put (`EvictionCrashTests` saw an acknowledged put vanish).
+    @Test func aBlobPutWhileTheScanRunsIsEvictedAfterEveryBlobTheScanFinds() {
+        let catalog = CacheCatalog()
+        #expect(catalog.activate())
+        catalog.stored(header("new"))  // a commit before the scan read any bucket
+        catalog.scanned(header("old1"))
+        catalog.stored(header("newer"))  // a commit between two buckets
+        catalog.scanned(header("old2"))
+        catalog.scanned(header("new"))  // the scan finds the put's file too: still new
+        catalog.stored(header("gone"))
+        catalog.removed("gone")
+        catalog.markReady()
+        #expect(catalog.usage?.count == 4)
+        let recency = RecencyBits()
+        let order = catalog.victims(downTo: (nil, 0), recency: recency, maximum: 10).map(\.identifier)
+        #expect(order == ["old1", "old2", "new", "newer"])
+        // Down to one: the last blob put is the one left.
+        #expect(catalog.victims(downTo: (nil, 1), recency: recency, maximum: 10).map(\.identifier) == ["old1", "old2", "new"])
+    }
+}
