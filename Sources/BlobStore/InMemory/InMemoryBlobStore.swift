@@ -53,7 +53,7 @@ public final class InMemoryBlobStore: BlobStoring {
         /// The change feed: numbers changes in commit order, delivers them to subscribers and
         /// observers (``InMemoryBlobStore/observeChanges(_:)``).
         var changes = ChangeFanOut()
-        /// Cache mode: the policy, the CLOCK ring of keys (holes where blobs went), its hand, the
+        /// Cache mode: the policy, the CLOCK ring of keys (with its hand), the
         /// blobs that have an expiry, and the counters.
         var policy = StorePolicy.unlimited
         var ring = ClockRing<[UInt8]>()
@@ -478,11 +478,9 @@ extension InMemoryBlobStore {
         }
     }
 
-    /// A ring slot for a new blob (``ClockRing/placeNew(_:)``); a blob moved to make room gets its new slot.
+    /// A ring slot for a new blob, just behind the hand (``ClockRing/placeNew(_:)``).
     private static func placeNew(_ key: [UInt8], in state: inout State) -> Int {
-        let placed = state.ring.placeNew(key)
-        if let moved = placed.moved { state.blobs[moved.element]!.slot = moved.slot }
-        return placed.slot
+        state.ring.placeNew(key)
     }
 
     /// Takes `key`'s blob out of the blobs, the totals, the ring and the expiring set.

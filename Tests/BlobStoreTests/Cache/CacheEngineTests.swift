@@ -112,6 +112,22 @@ struct CacheEngineTests {
         #expect((store as any ServedBackend).openIfReady("hot") == nil)
     }
 
+    /// STORAGE.md, "Eviction": a new blob goes just behind the hand, so blobs never read leave in the
+    /// order they were put. At a count limit of 2, after each put the two last put are the ones left
+    /// (the ring once moved the blob at the hand to a freed slot, and a newer blob went first).
+    @Test func blobsNeverReadAreEvictedInTheOrderTheyWerePut() async throws {
+        let root = TemporaryRoot()
+        let store = try PersistentDataStore(
+            name: "order", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
+        try await store.core.cache.settle()
+        for number in 0..<12 {
+            try await store.put(Data("\(number)".utf8), identifier: "p\(number)")
+            try await store.core.cache.settle()
+            let left = try await store.list(ListQuery()).items.map(\.identifier)
+            #expect(Set(left) == Set((max(0, number - 1)...number).map { "p\($0)" }), "after p\(number): \(left)")
+        }
+    }
+
     @Test func concurrentPutsStayWithinTheDocumentedOvershoot() async throws {
         let root = TemporaryRoot()
         let limit: Int64 = 64 * 1024

@@ -29,6 +29,16 @@ struct InMemoryCacheTests {
         #expect(try await store.cacheCounters().expired == 1)
     }
 
+    /// The same CLOCK as the file store's: blobs never read leave in the order they were put.
+    @Test func blobsNeverReadAreEvictedInTheOrderTheyWerePut() async throws {
+        let store = try InMemoryBlobStore(name: "order", policy: StorePolicy(maximumCount: 2))
+        for number in 0..<12 {
+            _ = try await store.put(Data("\(number)".utf8), identifier: "p\(number)", options: PutOptions())
+            let left = try await store.list(ListQuery()).items.map(\.identifier)
+            #expect(Set(left) == Set((max(0, number - 1)...number).map { "p\($0)" }), "after p\(number): \(left)")
+        }
+    }
+
     @Test func aPutSweepsExpiredBlobs() async throws {
         let clock = TestClock()
         // The background sweep an hour away: the removal below is the put's.

@@ -104,8 +104,11 @@ final class CacheCatalog: Sendable {
         let arrived = Set(state.arrivals)
         var ring = ClockRing<Slot>()
         var position: [IdentifierKey: Int] = [:]
-        func place(_ slot: Slot) { position[IdentifierKey(slot.identifier)] = ring.placeNew(slot).slot }
-        for case let slot? in state.ring.slots where !arrived.contains(IdentifierKey(slot.identifier)) { place(slot) }
+        func place(_ slot: Slot) { position[IdentifierKey(slot.identifier)] = ring.placeNew(slot) }
+        for at in state.ring.walkOrder {
+            guard let slot = state.ring.slots[at], !arrived.contains(IdentifierKey(slot.identifier)) else { continue }
+            place(slot)
+        }
         for key in state.arrivals where position[key] == nil {
             // Gone again before the scan ended: nothing to place.
             guard let at = state.position[key], let slot = state.ring.slots[at] else { continue }
@@ -134,9 +137,7 @@ final class CacheCatalog: Sendable {
                 state.ring.replace(at: at, with: slot)
             } else {
                 // A new blob goes just behind the hand, the last place it reaches.
-                let placed = state.ring.placeNew(slot)
-                if let moved = placed.moved { state.position[IdentifierKey(moved.element.identifier)] = moved.slot }
-                state.position[IdentifierKey(header.identifier)] = placed.slot
+                state.position[IdentifierKey(header.identifier)] = state.ring.placeNew(slot)
                 state.count += 1
                 state.bytes += header.size
                 if !state.ready && !byScan { state.arrivals.append(IdentifierKey(header.identifier)) }
@@ -240,7 +241,7 @@ final class CacheCatalog: Sendable {
             var picked: [CacheVictim] = []
             var passes = 0
             // Two full turns at most: after the first every bit the hand met is clear.
-            let budget = state.ring.slots.count * 2 + 1
+            let budget = state.ring.count * 2 + 1
             func overLimits() -> Bool {
                 if let limit = limits.bytes, bytes > limit { return true }
                 if let limit = limits.count, count > limit { return true }
