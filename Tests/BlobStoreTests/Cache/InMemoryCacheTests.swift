@@ -82,10 +82,13 @@ struct InMemoryCacheTests {
         let store = try InMemoryBlobStore(name: "many", policy: .unlimited, clock: clock.storeClock, sweepInterval: .seconds(3600))
         for number in 0..<300 { _ = try await store.put(Data("\(number)".utf8), identifier: "e\(number)", options: PutOptions(expiry: .after(.seconds(1)))) }
         clock.advance(by: .seconds(1))
+        // Held back, so that the round it queues waits until the first one is counted.
         let queue = DispatchQueue(label: "sweep-test")
-        queue.sync { store.sweepRound(on: queue) }
+        queue.suspend()
+        store.sweepRound(on: queue)
         #expect(try await store.cacheCounters().expired == UInt64(InMemoryBlobStore.sweepBatch))
-        queue.sync {}  // the round it queued
+        queue.resume()
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }  // after the queued round
         #expect(try await store.cacheCounters().expired == 300)
     }
 
