@@ -110,7 +110,7 @@ extension ErrorCode {
             return .backendUnavailable(
                 store: store, backend: String(message[message.index(message.startIndex, offsetBy: sentence.count)..<colon.lowerBound]),
                 reason: String(message[colon.upperBound...]))
-        case .notFound, .badRequest, .invalidPolicy, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage:
+        case .notFound, .badRequest, .invalidPolicy, .unsupportedPolicy, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage:
             return nil
         }
     }

@@ -18,6 +18,9 @@ package enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case invalidQuery = "invalid_query"
     /// A store policy document (`PUT /v1/stores/{store}`) malformed or out of bounds.
     case invalidPolicy = "invalid_policy"
+    /// A well-formed store policy that the store's backend cannot keep (limits or a default time
+    /// to live on an S3 store).
+    case unsupportedPolicy = "unsupported_policy"
     /// The peer's uid/gid is not allowed.
     case forbidden
     /// No such blob, store or path.
@@ -61,7 +64,7 @@ package enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .tooLarge: .contentTooLarge
         case .notAnImage: .unsupportedMediaType
         case .rangeNotSatisfiable: .rangeNotSatisfiable
-        case .invalidRecord: 422
+        case .invalidRecord, .unsupportedPolicy: 422
         case .ioError, .corrupt, .unsupportedFormat, .internalError: .internalServerError
         case .storeLocked, .backendUnavailable: .serviceUnavailable
         case .insufficientStorage: 507

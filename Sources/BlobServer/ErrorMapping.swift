@@ -28,6 +28,10 @@ struct APIError: Error, Sendable {
 
     /// Maps any error a store call throws; unknown errors become `500 internal_error`.
     init(_ error: any Error) {
+        if let refusal = error as? UnsupportedPolicy {
+            self.init(.unsupportedPolicy, refusal.description)
+            return
+        }
         guard let error = error as? BlobStoreError else {
             self.init(.internalError, "\(error)")
             return

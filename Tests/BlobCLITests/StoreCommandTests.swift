@@ -99,6 +99,48 @@ struct StoreUnitTests {
         let missing = await runInProcess(["--root", folder.path, "store", "set", "nosuch", "--ttl", "1h"])
         #expect(missing.status == 2 && missing.error.contains("store 'nosuch' not found"))
     }
+
+    /// CLI.md, "stores": with `--root` too, a store with a limit shows it after its usage, and the
+    /// TTL column appears because one store has a default time to live.
+    @Test func storesShowsLimitsOnAFolder() async throws {
+        let folder = TempFolder()
+        #expect(await runInProcess(["--root", folder.path, "store", "create", "logs", "--max-count", "1000", "--ttl", "1d"]).status == 0)
+        #expect(await runInProcess(["--root", folder.path, "store", "create", "photos", "--max-size", "2G"]).status == 0)
+        let file = folder.path + "/content"
+        try Data(repeating: 1, count: 2048).write(to: URL(fileURLWithPath: file))
+        #expect(await runInProcess(["--root", folder.path, "put", "photos/a", file]).status == 0)
+        #expect(await runInProcess(["--root", folder.path, "put", "photos/b", file]).status == 0)
+        #expect(await runInProcess(["--root", folder.path, "put", "plain/c", file]).status == 0)
+        let stores = await runInProcess(["--root", folder.path, "stores"])
+        #expect(stores.status == 0, "\(stores.error)")
+        #expect(stores.outputText == """
+            NAME        COUNT               SIZE  TTL
+            logs    0 / 1,000                0 B   1d
+            photos          2  4.0 KiB / 2.0 GiB    -
+            plain           1            2.0 KiB    -
+
+            """, "\(stores.outputText)")
+        let json = await runInProcess(["--root", folder.path, "--json", "stores"])
+        let listed = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let entries = try #require(listed["stores"] as? [[String: Any]])
+        #expect(entries.map { $0["name"] as? String } == ["logs", "photos", "plain"])
+        #expect(entries[0]["maxCount"] as? Int == 1000 && entries[0]["defaultTTL"] as? Int == 86_400 && entries[0]["maxBytes"] is NSNull)
+        #expect(entries[1]["maxBytes"] as? Int == 2_147_483_648 && entries[1]["maxCount"] is NSNull)
+    }
+
+    /// CLI.md, "store": `create` on an existing store gives it exactly the limits given, lifting
+    /// those it leaves out (unlike `set`, which keeps them).
+    @Test func createAgainLiftsTheLimitsItLeavesOut() async throws {
+        let folder = TempFolder()
+        #expect(await runInProcess(["--root", folder.path, "store", "create", "photos", "--max-count", "100", "--ttl", "7d"]).status == 0)
+        let again = await runInProcess(["--root", folder.path, "store", "create", "photos", "--max-size", "1G"])
+        #expect(again.status == 0, "\(again.error)")
+        let store = try PersistentDataStore(readingOnly: "photos", root: URL(fileURLWithPath: folder.path))
+        #expect(try await store.policy() == StorePolicy(maximumBytes: 1 << 30))
+        let shown = await runInProcess(["--root", folder.path, "--json", "store", "show", "photos"])
+        let policy = try #require((try JSONSerialization.jsonObject(with: shown.output) as? [String: Any])?["policy"] as? [String: Any])
+        #expect(policy["maxBytes"] as? Int == 1 << 30 && policy["maxCount"] is NSNull && policy["defaultTTL"] is NSNull, "\(policy)")
+    }
 }
 
 @Suite(
@@ -149,5 +191,11 @@ struct StoreCommandDaemonTests {
         let listed = try #require(try JSONSerialization.jsonObject(with: blob(["--json", "stores"]).output) as? [String: Any])
         let first = try #require((listed["stores"] as? [[String: Any]])?.first)
         #expect(first["name"] as? String == "logs" && first["maxCount"] as? Int == 1000 && first["defaultTTL"] as? Int == 86_400 && first["maxBytes"] is NSNull)
+
+        // `create` on an existing store lifts what it leaves out: here the count limit and the TTL.
+        #expect(try blob(["store", "create", "logs", "--max-size", "1M"]).status == 0)
+        let recreated = try #require(try JSONSerialization.jsonObject(with: blob(["--json", "store", "show", "logs"]).output) as? [String: Any])
+        let lifted = try #require(recreated["policy"] as? [String: Any])
+        #expect(lifted["maxBytes"] as? Int == 1 << 20 && lifted["maxCount"] is NSNull && lifted["defaultTTL"] is NSNull, "\(lifted)")
     }
 }

@@ -74,6 +74,21 @@ import Testing
         #expect(throws: PolicyJSON.Refusal.self) { try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: "max-age=1, max-age=2") }
     }
 
+    /// PROTOCOL.md's `Cache-Control: max-age=N` row, case by case: what is taken and what is refused.
+    @Test func cacheControlTakesOneMaxAgeAndIgnoresTheOtherDirectives() throws {
+        #expect(try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: "MAX-AGE=60") == .after(.seconds(60)))
+        #expect(try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: #"max-age="60""#) == .after(.seconds(60)))
+        #expect(try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: "max-age=0") == .after(.seconds(0)))
+        #expect(try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: "max-age=3155760000") == .after(.seconds(3_155_760_000)))
+        #expect(try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: "max-age=5, no-cache, max-age=5") == .after(.seconds(5)))
+        #expect(try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: "no-cache, private, s-maxage=9") == .storeDefault)
+        #expect(try ExpiryHeaders.expiry(blobExpires: "never", cacheControl: "public") == .never)
+        for refused in ["max-age", "max-age=", "max-age=1.5", "max-age=-1", "max-age=+1", "max-age=1e3", "max-age=3155760001", "max-age=1, max-age=2"] {
+            #expect(throws: PolicyJSON.Refusal.self, "\(refused)") { try ExpiryHeaders.expiry(blobExpires: nil, cacheControl: refused) }
+        }
+        #expect(throws: PolicyJSON.Refusal.self) { try ExpiryHeaders.expiry(blobExpires: "2099-01-01T00:00:00Z", cacheControl: "public, max-age=5") }
+    }
+
     @Test func aClientSendsEachExpiryAsTheHeaderTheDaemonReadsBack() throws {
         let date = Date(timeIntervalSince1970: 1_795_392_508.076)
         for expiry in [BlobExpiry.storeDefault, .never, .at(date), .after(.seconds(90))] {

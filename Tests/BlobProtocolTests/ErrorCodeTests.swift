@@ -113,7 +113,11 @@ import Glibc
         }
         // Every code the store has no error for is among them (and an identifier the client finds valid).
         let unmapped = ErrorCode.allCases.filter { $0.storeError(message: "m", headers: nil, context: .init(store: "s", identifier: "a")) == nil }
-        #expect(Set(unmapped) == [.badRequest, .invalidPolicy, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage, .invalidIdentifier])
+        #expect(
+            Set(unmapped) == [
+                .badRequest, .invalidPolicy, .unsupportedPolicy, .forbidden, .methodNotAllowed, .ioError, .internalError, .insufficientStorage,
+                .invalidIdentifier,
+            ])
     }
 
     @Test func errorBodyIsTheDocumentedEnvelope() throws {

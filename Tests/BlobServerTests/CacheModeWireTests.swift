@@ -30,9 +30,12 @@ struct CacheModeWireTests {
         #expect(maxAge.header("Expires") != nil)
     }
 
-    @Test func anExpiredBlobIsNotServedAndItsRemovalIsAnExpiredEvent() throws {
+    /// Also with the memory backend, where nothing but the store's background sweep removes the
+    /// blob: no request after the put changes anything.
+    @Test(arguments: ["file", "memory"])
+    func anExpiredBlobIsNotServedAndItsRemovalIsAnExpiredEvent(backend: String) throws {
         // No heartbeats: a missing event ends the read (20 s) instead of waiting for ever.
-        let daemon = try DaemonProcess(extraArguments: ["--heartbeat", "3600"])
+        let daemon = try DaemonProcess(extraArguments: ["--heartbeat", "3600", "--backend", backend])
         let client = try daemon.connect()
         let stream = try events.openStream(daemon, query: "?store=s")
         #expect(try client.request("PUT", "/v1/stores/s/blobs/a", headers: ["Cache-Control": "max-age=1"], body: Array("x".utf8)).status == 201)

@@ -2,6 +2,7 @@
 import BlobStore
 import BlobSystem
 import Foundation
+import S3BlobStore
 import Testing
 
 /// A policy update's commit (``PolicyUpload``) calls the store's async policy calls, which a backend
@@ -71,3 +72,30 @@ private final class ThreadRecordingBackend: ServedBackend {
     }
 }
 
+
+/// An S3 store refuses a policy with limits before it asks the object store anything, and blobd
+/// answers that refusal `422 unsupported_policy` (PROTOCOL.md, "Errors"), not `500 io_error`. Needs
+/// no gateway: the endpoint is never contacted.
+@Suite struct UnsupportedPolicyTests {
+    @Test func anS3StoresRefusalOfLimitsIs422UnsupportedPolicy() async throws {
+        let configuration = S3Configuration(
+            credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"), region: "us-east-1",
+            endpoint: S3Endpoint(scheme: .http, host: "127.0.0.1", port: 1), addressingStyle: .path)
+        let store = try S3BlobStore(name: "photos", bucket: "bucket", keyPrefix: "p", configuration: configuration)
+        try await store.setPolicy(.unlimited)
+        for policy in [StorePolicy(maximumBytes: 1 << 20), StorePolicy(maximumCount: 5), StorePolicy(defaultTimeToLive: .seconds(60))] {
+            do {
+                try await store.setPolicy(policy)
+                Issue.record("\(policy) was taken")
+            } catch {
+                let refusal = try #require(error as? UnsupportedPolicy)
+                #expect(refusal.store == "photos")
+                let response = Router.errorResponse(error)
+                #expect(response.status.code == 422)
+                let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+                let sent = try #require(body["error"] as? [String: Any])
+                #expect(sent["code"] as? String == "unsupported_policy" && sent["message"] as? String == refusal.description)
+            }
+        }
+    }
+}

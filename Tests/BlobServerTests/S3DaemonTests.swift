@@ -188,6 +188,64 @@ import Testing
         #expect(daemon.cache.occupancy.entries == 0)
     }
 
+    /// PROTOCOL.md, "S3 backend": an S3 store keeps no cache policy. A policy with a limit or a
+    /// default time to live is `422 unsupported_policy` (not `500 io_error`), the unlimited one is
+    /// taken, and a put's own expiry works without a sweep: from its expiry on the blob is neither
+    /// served nor listed, yet no `expired` event comes and the store's count still has it.
+    @Test func aPolicyWithLimitsIsRefusedOnS3AndAPutsOwnExpiryIsHonoured() async throws {
+        try await onOwnThread { try Self().aPolicyWithLimitsIsRefusedOnS3AndAPutsOwnExpiryIsHonouredBlocking() }
+    }
+
+    func aPolicyWithLimitsIsRefusedOnS3AndAPutsOwnExpiryIsHonouredBlocking() throws {
+        guard let bucket = Self.bucket else { return print(Self.skipReason) }
+        let daemon = try InProcessDaemon(location: Self.location(bucket))
+        let client = try daemon.client()
+        for body in [#"{"maxCount":5}"#, #"{"maxBytes":1048576}"#, #"{"defaultTTL":60}"#, #"{"maxCount":null,"defaultTTL":1.5}"#] {
+            let refused = try client.request("PUT", "/v1/stores/limited", body: Array(body.utf8))
+            #expect(refused.status == 422 && errorCode(refused) == "unsupported_policy", "\(body): \(refused.text)")
+            let message = errorMessage(refused)
+            #expect(message.hasPrefix("store 'limited' cannot keep this policy: an S3 store (s3://\(bucket)/") && message.contains("no default time to live"), "\(message)")
+        }
+        // The first refusal created the store (its marker stays, as after a refused first blob put): unlimited.
+        let shown = try client.request("GET", "/v1/stores/limited")
+        let policy = try #require(shown.json?["policy"] as? [String: Any], "\(shown.text)")
+        #expect(shown.status == 200 && policy["maxCount"] is NSNull && policy["maxBytes"] is NSNull && policy["defaultTTL"] is NSNull, "\(shown.text)")
+        #expect(try client.request("PUT", "/v1/stores/limited", body: Array(#"{"maxCount":null,"maxBytes":null,"defaultTTL":null}"#.utf8)).status == 200)
+        #expect(try client.request("PUT", "/v1/stores/limited", body: []).status == 200)
+        // Any refused policy update to a new store leaves it there, empty.
+        let malformed = try client.request("PUT", "/v1/stores/malformed", body: Array("{".utf8))
+        #expect(malformed.status == 400 && errorCode(malformed) == "invalid_policy", "\(malformed.text)")
+        #expect(try client.request("GET", "/v1/stores/malformed").json?["count"] as? Int == 0)
+
+        let events = try daemon.client()
+        try events.send("GET /v1/events?store=limited HTTP/1.1\r\nHost: blobd\r\n\r\n")
+        #expect(try events.readResponse().status == 200)
+        func nextEvent() throws -> (event: String, identifier: String?) {
+            var frame = try events.readUntil("\n\n")
+            while frame.hasPrefix(":") { frame = try events.readUntil("\n\n") }  // heartbeats
+            let event = frame.split(separator: "\n").first { $0.hasPrefix("event: ") }.map { String($0.dropFirst(7)) } ?? ""
+            let data = frame.split(separator: "\n").first { $0.hasPrefix("data: ") }.flatMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.dropFirst(6).utf8))) as? [String: Any]
+            }
+            // A put's data has the blob's metadata object, a removal's the identifier.
+            return (event, (data?["blob"] as? [String: Any])?["identifier"] as? String ?? data?["identifier"] as? String)
+        }
+        let put = try client.request("PUT", "/v1/stores/limited/blobs/old", headers: ["Blob-Expires": "2001-01-01T00:00:00Z"], body: Array("x".utf8))
+        #expect(put.status == 201 && put.header("Blob-Expires") == "2001-01-01T00:00:00.000Z", "\(put.text)")
+        #expect(try nextEvent() == ("put", "old"))
+        #expect(try client.request("GET", "/v1/stores/limited/blobs/old").status == 404)
+        #expect(try client.request("HEAD", "/v1/stores/limited/blobs/old").status == 404)
+        // `Cache-Control: max-age=0`: expired from the put on.
+        #expect(try client.request("PUT", "/v1/stores/limited/blobs/zero", headers: ["Cache-Control": "max-age=0"], body: Array("z".utf8)).status == 201)
+        #expect(try nextEvent() == ("put", "zero"))
+        #expect(try client.request("GET", "/v1/stores/limited/blobs/zero").status == 404)
+        #expect((try client.request("GET", "/v1/stores/limited/blobs").json?["items"] as? [Any])?.isEmpty == true)
+        #expect(try client.request("PUT", "/v1/stores/limited/blobs/new", body: Array("y".utf8)).status == 201)
+        #expect(try nextEvent() == ("put", "new"), "no expired event came between the puts")
+        #expect(try client.request("GET", "/v1/stores/limited").json?["count"] as? Int == 3, "the expired objects are still counted")
+        #expect(try client.request("DELETE", "/v1/stores/limited/blobs").status == 204)
+    }
+
     /// PROTOCOL.md's `backend_unavailable` row: an object store that cannot be reached is `503
     /// backend_unavailable` naming the bucket and endpoint; other requests are served meanwhile, and
     /// the daemon serves the store again once the object store is back, without a restart.

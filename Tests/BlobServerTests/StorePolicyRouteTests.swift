@@ -88,9 +88,25 @@ struct StorePolicyRouteTests {
             #expect(refused.status == 400 && error?["code"] as? String == "bad_request", "\(refused.text)")
             #expect((error?["message"] as? String)?.hasPrefix(message) == true, "\(refused.text)")
         }
+        // The directives of every Cache-Control field count: two fields with different max-ages are refused.
+        try client.send("PUT /v1/stores/notes/blobs/a HTTP/1.1\r\nHost: blobd\r\nCache-Control: max-age=60\r\nCache-Control: max-age=30\r\nContent-Length: 1\r\n\r\nx")
+        let twoFields = try client.readResponse(method: "PUT")
+        #expect(twoFields.status == 400 && (twoFields.json?["error"] as? [String: Any])?["message"] as? String == "Cache-Control has two different max-age directives", "\(twoFields.text)")
         #expect(try client.request("GET", "/v1/stores/notes").status == 404, "nothing was stored")
         for headers in [["Blob-Expires": "never"], ["Blob-Expires": "2099-01-01T00:00:00Z"], ["Cache-Control": "public, max-age=3600"]] {
             #expect(try client.request("PUT", "/v1/stores/notes/blobs/a", headers: headers, body: body("x")).status < 300)
         }
+        // The same max-age in two fields counts once; a max-age in the second field alone is taken.
+        for second in ["max-age=3600", "no-cache"] {
+            try client.send("PUT /v1/stores/notes/blobs/b HTTP/1.1\r\nHost: blobd\r\nCache-Control: public, max-age=3600\r\nCache-Control: \(second)\r\nContent-Length: 1\r\n\r\nx")
+            let taken = try client.readResponse(method: "PUT")
+            #expect(taken.status < 300 && taken.header("Blob-Expires") != nil, "\(second): \(taken.text)")
+        }
+        try client.send("PUT /v1/stores/notes/blobs/c HTTP/1.1\r\nHost: blobd\r\nCache-Control: no-cache\r\nCache-Control: max-age=60\r\nContent-Length: 1\r\n\r\nx")
+        let secondField = try client.readResponse(method: "PUT")
+        #expect(secondField.status == 201 && secondField.header("Blob-Expires") != nil, "\(secondField.text)")
+        // Without max-age, Cache-Control asks for nothing and may come with Blob-Expires.
+        let both = try client.request("PUT", "/v1/stores/notes/blobs/d", headers: ["Blob-Expires": "never", "Cache-Control": "no-cache"], body: body("x"))
+        #expect(both.status == 201 && both.header("Blob-Expires") == nil, "\(both.text)")
     }
 }

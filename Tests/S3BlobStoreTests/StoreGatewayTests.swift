@@ -191,7 +191,7 @@ import Testing
         #expect(try served.read(10..<20) == large.subdata(in: 10..<20))
         served.close()
         #expect(try await store.policy() == .unlimited)
-        await #expect(throws: BlobStoreError.self) { try await store.setPolicy(StorePolicy(maximumCount: 10)) }
+        await #expect(throws: UnsupportedPolicy.self) { try await store.setPolicy(StorePolicy(maximumCount: 10)) }
         try await store.setPolicy(.unlimited)
     }
 }

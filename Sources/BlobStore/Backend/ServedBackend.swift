@@ -58,6 +58,7 @@ package protocol ServedBackend: AnyObject, Sendable {
     func policy() async throws -> StorePolicy
 
     /// Stores `policy` with the store and applies it at once (eviction runs down to new limits).
+    /// A backend that cannot keep such a policy throws ``UnsupportedPolicy``.
     func setPolicy(_ policy: StorePolicy) async throws
 
     /// The memory tier's figures, for a backend that has one (`nil` otherwise). Never blocks.
@@ -142,4 +143,23 @@ package protocol ServedBackendCatalog: Sendable {
 extension ServedBackendCatalog {
     /// Commits need no other service.
     package var commitsWaitForAnotherService: Bool { false }
+}
+
+/// A store policy the store's backend cannot keep: an S3 store has no byte or count limit and no
+/// default time to live, and refuses a policy with any of them. blobd answers it `422
+/// unsupported_policy` (PROTOCOL.md, "Store policy"): the request was understood and is well formed,
+/// and no other value of those settings would be taken either.
+package struct UnsupportedPolicy: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The store that refused.
+    package var store: String
+    /// What the backend cannot keep, and what it honours instead.
+    package var reason: String
+
+    package init(store: String, reason: String) {
+        self.store = store
+        self.reason = reason
+    }
+
+    /// A sentence naming the store and the reason.
+    package var description: String { "store '\(store)' cannot keep this policy: \(reason)" }
 }

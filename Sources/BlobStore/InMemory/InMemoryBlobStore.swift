@@ -1,4 +1,5 @@
 internal import BlobSystem
+import Dispatch
 import Foundation
 
 /// A blob store that keeps everything in memory, as Core Data's in-memory store does: for tests,
@@ -21,6 +22,9 @@ import Foundation
 ///   when reading, validation or the condition fails.
 /// - Each subscriber's `AsyncStream` continuation is owned by `state`; the stream's termination
 ///   handler removes it (the handler holds the store weakly, so subscribers do not keep it alive).
+/// - The background expiry sweep is a Dispatch timer on a serial queue of its own (never the Swift
+///   concurrency pool), made when the first version with an expiry commits; `sweepTimer` owns it,
+///   and it holds the store weakly. Each round takes `state`'s lock like a put.
 public final class InMemoryBlobStore: BlobStoring {
     /// The store's name.
     public let name: String
@@ -49,7 +53,7 @@ public final class InMemoryBlobStore: BlobStoring {
         /// The change feed: numbers changes in commit order, delivers them to subscribers and
         /// observers (``InMemoryBlobStore/observeChanges(_:)``).
         var changes = ChangeFanOut()
-        /// Cache mode: the policy, the CLOCK ring of keys (holes where blobs went), its hand, the
+        /// Cache mode: the policy, the CLOCK ring of keys (with its hand), the
         /// blobs that have an expiry, and the counters.
         var policy = StorePolicy.unlimited
         var ring = ClockRing<[UInt8]>()
@@ -58,6 +62,8 @@ public final class InMemoryBlobStore: BlobStoring {
         var expired: UInt64 = 0
         var peakCount = 0
         var peakBytes: Int64 = 0
+        /// Whether the background sweep was started (a version with an expiry committed).
+        var sweeping = false
 
         /// Assigns the next sequence number to `kind` and delivers it to every subscriber and observer.
         mutating func publish(_ kind: BlobChange.Kind, store: String, date: Date, reason: BlobChange.Reason = .requested) {
@@ -73,16 +79,30 @@ public final class InMemoryBlobStore: BlobStoring {
     /// The clock expiry is judged by and `modified` dates are taken from.
     private let clock: StoreClock
 
+    /// How often the background sweep looks for expired blobs (wall-clock time; the store's clock is
+    /// read at each round).
+    private let sweepInterval: DispatchTimeInterval
+    /// The background sweep's timer, once started; cancelled when the store goes.
+    private let sweepTimer = Locked<(any DispatchSourceTimer)?>(nil)
+
     /// Creates an empty store; throws ``BlobStoreError/invalidStoreName(name:reason:)`` for a bad name.
     /// `policy` is its cache policy (see ``setPolicy(_:)``); `clock` the time expiry is judged by.
-    public init(name: String = "memory", policy: StorePolicy = .unlimited, clock: StoreClock = .system) throws {
+    public convenience init(name: String = "memory", policy: StorePolicy = .unlimited, clock: StoreClock = .system) throws {
+        try self.init(name: name, policy: policy, clock: clock, sweepInterval: InMemoryBlobStore.sweepInterval)
+    }
+
+    /// A store whose background sweep runs every `sweepInterval` (tests that must tell a put's sweep
+    /// from the background one slow it down).
+    init(name: String, policy: StorePolicy, clock: StoreClock, sweepInterval: DispatchTimeInterval) throws {
         try StoreName.validate(name)
         self.name = name
         self.clock = clock
+        self.sweepInterval = sweepInterval
         state.withLock { $0.policy = policy }
     }
 
     deinit {
+        sweepTimer.withLock { $0?.cancel() }
         for continuation in state.withLock({ $0.changes.takeSubscribers() }) { continuation.finish() }
     }
 
@@ -137,7 +157,8 @@ public final class InMemoryBlobStore: BlobStoring {
             wholeContent: { content })
         let etag = ETag(checksum: XXH64.hash(content))
         let key = Array(id.utf8)
-        return try state.withLock { (state) throws(BlobStoreError) -> BlobMetadata in
+        var startSweeping = false
+        let committed = try state.withLock { (state) throws(BlobStoreError) -> BlobMetadata in
             let now = self.now()
             let nanoseconds = now.nanosecondsSince1970
             let stored = state.blobs[key]
@@ -153,6 +174,10 @@ public final class InMemoryBlobStore: BlobStoring {
             let slot = stored?.slot ?? Self.placeNew(key, in: &state)
             state.blobs[key] = Entry(metadata: metadata, content: content, expires: expires, slot: slot, referenced: false)
             if expires != nil { state.expiring.insert(key) } else { state.expiring.remove(key) }
+            if expires != nil && !state.sweeping {
+                state.sweeping = true
+                startSweeping = true
+            }
             state.publish(.put(metadata), store: name, date: now)
             Self.sweep(&state, store: name, now: now, maximum: Self.sweepBatch)
             Self.evict(&state, store: name, now: now)
@@ -160,6 +185,8 @@ public final class InMemoryBlobStore: BlobStoring {
             state.peakBytes = max(state.peakBytes, state.totalBytes)
             return metadata
         }
+        if startSweeping { startSweepTimer() }
+        return committed
     }
 
     /// Throws `preconditionFailed` unless `condition` holds for a blob whose current ETag is `current` (`nil`: absent).
@@ -412,10 +439,33 @@ extension InMemoryBlobStore {
         }
     }
 
+    /// How often the background sweep runs once the store has held a version with an expiry.
+    static let sweepInterval = DispatchTimeInterval.seconds(1)
+
     /// Removes every expired blob now, each with a ``BlobChange/Reason/expired`` removal (puts also
-    /// remove up to ``sweepBatch`` each as they commit).
+    /// remove up to ``sweepBatch`` each as they commit, and so does the background sweep every second).
     public func sweepExpired() async {
-        state.withLock { state in Self.sweep(&state, store: name, now: now(), maximum: Int.max) }
+        state.withLock { state in _ = Self.sweep(&state, store: name, now: now(), maximum: Int.max) }
+    }
+
+    /// Starts the background sweep (once): without it, the expired blobs of a store that no put
+    /// reaches would stay in memory, and their `expired` removals would never be published. A
+    /// serial queue of the store's own runs it, so no round ever occupies a thread of the Swift
+    /// concurrency pool, and two rounds never overlap.
+    private func startSweepTimer() {
+        let queue = DispatchQueue(label: "blobstore.memory.\(name).sweep", qos: .utility)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + sweepInterval, repeating: sweepInterval)
+        timer.setEventHandler { [weak self] in self?.sweepRound(on: queue) }
+        sweepTimer.withLock { $0 = timer }
+        timer.resume()
+    }
+
+    /// One background round: removes up to ``sweepBatch`` expired blobs, and goes on in another
+    /// round at once if there were that many (letting puts take the lock in between). On the sweep's queue.
+    func sweepRound(on queue: DispatchQueue) {
+        let removed = state.withLock { state in Self.sweep(&state, store: name, now: now(), maximum: Self.sweepBatch) }
+        if removed == Self.sweepBatch { queue.async { [weak self] in self?.sweepRound(on: queue) } }
     }
 
     /// When a put at `now` (ns since 1970) expires under `expiry` and `policy`.
@@ -428,11 +478,9 @@ extension InMemoryBlobStore {
         }
     }
 
-    /// A ring slot for a new blob (``ClockRing/placeNew(_:)``); a blob moved to make room gets its new slot.
+    /// A ring slot for a new blob, just behind the hand (``ClockRing/placeNew(_:)``).
     private static func placeNew(_ key: [UInt8], in state: inout State) -> Int {
-        let placed = state.ring.placeNew(key)
-        if let moved = placed.moved { state.blobs[moved.element]!.slot = moved.slot }
-        return placed.slot
+        state.ring.placeNew(key)
     }
 
     /// Takes `key`'s blob out of the blobs, the totals, the ring and the expiring set.
@@ -443,9 +491,10 @@ extension InMemoryBlobStore {
         state.expiring.remove(key)
     }
 
-    /// Removes up to `maximum` expired blobs, publishing each as an `.expired` removal.
-    private static func sweep(_ state: inout State, store: String, now: Date, maximum: Int) {
-        guard !state.expiring.isEmpty else { return }
+    /// Removes up to `maximum` expired blobs, publishing each as an `.expired` removal; returns how many.
+    @discardableResult
+    private static func sweep(_ state: inout State, store: String, now: Date, maximum: Int) -> Int {
+        guard !state.expiring.isEmpty else { return 0 }
         let nanoseconds = now.nanosecondsSince1970
         var found: [[UInt8]] = []
         for key in state.expiring where state.blobs[key]?.isExpired(at: nanoseconds) == true {
@@ -458,6 +507,7 @@ extension InMemoryBlobStore {
             state.expired += 1
             state.publish(.removed(identifier: identifier), store: store, date: now, reason: .expired)
         }
+        return found.count
     }
 
     /// CLOCK eviction down to the policy's limits: the hand passes over (and clears) a referenced

@@ -1,70 +1,105 @@
-/// The ring of slots that a CLOCK eviction's hand walks, with holes where entries left: the file
-/// store's cache catalog and the in-memory store each keep one (their recency marks live elsewhere).
+/// The ring of entries that a CLOCK eviction's hand walks: the file store's cache catalog and the
+/// in-memory store each keep one (their recency marks live elsewhere).
+///
+/// A circular list threaded through stable slots: a new entry is linked in just behind the hand, so
+/// the hand reaches it after every entry already there, in the order they came, and no entry ever
+/// moves to make room. (Putting it in a free slot or swapping it with the entry at the hand, as an
+/// array of slots would, moves some entry past others the hand has not reached yet: a blob put
+/// later could then be evicted before an older one that was never read.) Each operation is O(1).
 ///
 /// A value type: its owner keeps it under the owner's lock.
 struct ClockRing<Element> {
-    /// The slots; `nil` where an entry was removed.
+    /// The entries by slot; `nil` where an entry was removed (a slot keeps its entry while it lives).
     private(set) var slots: [Element?] = []
-    private var free: Set<Int> = []
-    /// The slot the hand looks at next.
+    /// The walk's order: the slot after and before each live slot.
+    private var next: [Int] = []
+    private var previous: [Int] = []
+    /// Slots to reuse.
+    private var free: [Int] = []
+    /// The slot the hand looks at next; meaningless while the ring is empty.
     private(set) var hand = 0
+    /// The live entries.
+    private(set) var count = 0
 
-    /// Whether no slot was ever taken (or all were cleared).
-    var isEmpty: Bool { slots.isEmpty }
+    /// Whether the ring holds no entry.
+    var isEmpty: Bool { count == 0 }
 
-    /// Puts a new entry just behind the hand, the last place it reaches: a free or appended slot
-    /// ahead of the hand swaps with the slot at the hand. Returns the new entry's slot, and the
-    /// entry that moved to make room with its new slot.
-    mutating func placeNew(_ element: Element) -> (slot: Int, moved: (element: Element, slot: Int)?) {
-        var at: Int
-        var moved: (element: Element, slot: Int)?
-        if let reused = free.popFirst() {
+    /// Links a new entry in just behind the hand, the last place it reaches; returns its slot, which
+    /// stays its slot until it is removed.
+    mutating func placeNew(_ element: Element) -> Int {
+        let at: Int
+        if let reused = free.popLast() {
             at = reused
             slots[at] = element
         } else {
             at = slots.count
             slots.append(element)
+            next.append(at)
+            previous.append(at)
         }
-        if hand >= slots.count { hand = 0 }
-        if at > hand {
-            let displaced = slots[hand]
-            slots[hand] = element
-            slots[at] = displaced
-            if let displaced {
-                moved = (displaced, at)
-            } else {
-                free.remove(hand)
-                free.insert(at)
-            }
-            at = hand
+        if count == 0 {
+            next[at] = at
+            previous[at] = at
+            hand = at
+        } else {
+            let last = previous[hand]
+            next[last] = at
+            previous[at] = last
+            next[at] = hand
+            previous[hand] = at
         }
-        if at == hand { hand += 1 }
-        return (at, moved)
+        count += 1
+        return at
     }
 
-    /// Replaces the entry in `slot`.
+    /// Replaces the entry in `slot` (its place in the walk stays).
     mutating func replace(at slot: Int, with element: Element) {
         slots[slot] = element
     }
 
-    /// Empties `slot` for a later entry.
+    /// Unlinks the entry in `slot` and frees the slot for a later entry; the hand, if it was on it,
+    /// moves on to the next.
     mutating func remove(at slot: Int) {
+        guard slots[slot] != nil else { return }
         slots[slot] = nil
-        free.insert(slot)
+        count -= 1
+        if count > 0 {
+            let (before, after) = (previous[slot], next[slot])
+            next[before] = after
+            previous[after] = before
+            if hand == slot { hand = after }
+        }
+        free.append(slot)
     }
 
-    /// The slot under the hand, moving the hand on by one (around the end).
+    /// The slot under the hand, moving the hand on to the next entry. The ring must not be empty.
     mutating func advance() -> Int {
-        if hand >= slots.count { hand = 0 }
-        defer { hand += 1 }
-        return hand
+        precondition(count > 0, "advance on an empty ring")
+        let at = hand
+        hand = next[at]
+        return at
+    }
+
+    /// The live slots in the order the hand will reach them, starting at the hand.
+    var walkOrder: [Int] {
+        var order: [Int] = []
+        order.reserveCapacity(count)
+        var at = hand
+        for _ in 0..<count {
+            order.append(at)
+            at = next[at]
+        }
+        return order
     }
 
     /// Empties the ring.
     mutating func removeAll() {
         slots = []
+        next = []
+        previous = []
         free = []
         hand = 0
+        count = 0
     }
 }
 

@@ -108,13 +108,13 @@ extension S3BlobStore: ServedBackend {
     package var countsLocally: Bool { false }
 
     /// Accepts only ``StorePolicy/unlimited``: an S3 store has no limits, no eviction and no default
-    /// time to live (a put's own expiry is honoured).
+    /// time to live (a put's own expiry is honoured). Anything else throws ``UnsupportedPolicy``.
     package func setPolicy(_ policy: StorePolicy) async throws {
         guard policy == .unlimited else {
-            throw BlobStoreError.io(
-                operation: "set policy (an S3 store has no cache policy: no byte or count limit, no default time to live; "
-                    + "a put's own expiry is honoured; docs/SCALE-OUT.md)",
-                path: backendDescription, errno: ErrorNumber(rawValue: ENOTSUP))
+            throw UnsupportedPolicy(
+                store: name,
+                reason: "an S3 store (\(backendDescription)) has no byte or count limit and no default time to live; "
+                    + "a put's own expiry is honoured (docs/SCALE-OUT.md)")
         }
     }
 }

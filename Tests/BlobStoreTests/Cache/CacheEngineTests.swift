@@ -85,6 +85,49 @@ struct CacheEngineTests {
         #expect(try await !store.exists("b"))
     }
 
+    /// Eviction's removals drop their memory-tier entries in their barrier (STORAGE.md, "Memory
+    /// tier"): a blob held by the tier and then evicted is neither held nor served from memory.
+    @Test func anEvictedBlobLeavesTheMemoryTier() async throws {
+        let root = TemporaryRoot()
+        let store = try PersistentDataStore(
+            name: "evicted", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
+        try await store.core.cache.settle()
+        try await store.put(Data("hot".utf8), identifier: "hot")
+        #expect(try await store.get("hot") == Data("hot".utf8))  // the miss that fills the tier
+        #expect(store.core.memoryTier.holds("hot"))
+        let invalidations = store.memoryTierStatistics.invalidations
+        // The read gave "hot" a second chance, which the hand's first pass takes; as the puts go on
+        // it comes round again (no read in between: any would mark "hot" again) and evicts it.
+        for number in 0..<8 {
+            try await store.put(Data("\(number)".utf8), identifier: "p\(number)")
+            try await store.core.cache.settle()
+        }
+        #expect(try await store.cacheCounters().evicted == 7)
+        let left = try await store.list(ListQuery()).items.map(\.identifier)
+        #expect(left.count == 2 && !left.contains("hot"), "\(left)")
+        #expect(!store.core.memoryTier.holds("hot"), "the tier still holds an evicted blob")
+        #expect(store.memoryTierStatistics.invalidations > invalidations)
+        await #expect(throws: BlobStoreError.notFound(store: "evicted", identifier: "hot")) { try await store.get("hot") }
+        #expect(throws: BlobStoreError.notFound(store: "evicted", identifier: "hot")) { try store.content(of: "hot") }
+        #expect((store as any ServedBackend).openIfReady("hot") == nil)
+    }
+
+    /// STORAGE.md, "Eviction": a new blob goes just behind the hand, so blobs never read leave in the
+    /// order they were put. At a count limit of 2, after each put the two last put are the ones left
+    /// (the ring once moved the blob at the hand to a freed slot, and a newer blob went first).
+    @Test func blobsNeverReadAreEvictedInTheOrderTheyWerePut() async throws {
+        let root = TemporaryRoot()
+        let store = try PersistentDataStore(
+            name: "order", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
+        try await store.core.cache.settle()
+        for number in 0..<12 {
+            try await store.put(Data("\(number)".utf8), identifier: "p\(number)")
+            try await store.core.cache.settle()
+            let left = try await store.list(ListQuery()).items.map(\.identifier)
+            #expect(Set(left) == Set((max(0, number - 1)...number).map { "p\($0)" }), "after p\(number): \(left)")
+        }
+    }
+
     @Test func concurrentPutsStayWithinTheDocumentedOvershoot() async throws {
         let root = TemporaryRoot()
         let limit: Int64 = 64 * 1024
@@ -249,8 +292,44 @@ struct CacheEngineTests {
 
 @Suite("Cache mode: reads racing eviction, expiry and puts", .timeLimit(.minutes(2)))
 struct CacheRaceTests {
+    /// The versions of each identifier: started and acknowledged puts (1, 2, …; 0 before any).
+    final class Versions: Sendable {
+        private let table = Locked<[Int: (started: Int, acknowledged: Int)]>([:])
+
+        func start(_ number: Int) -> Int {
+            table.withLock { table in
+                let next = (table[number]?.started ?? 0) + 1
+                table[number, default: (0, 0)].started = next
+                return next
+            }
+        }
+
+        func acknowledge(_ number: Int, _ version: Int) { table.withLock { $0[number]!.acknowledged = version } }
+        func acknowledged(_ number: Int) -> Int { table.withLock { $0[number]?.acknowledged ?? 0 } }
+        func started(_ number: Int) -> Int { table.withLock { $0[number]?.started ?? 0 } }
+    }
+
+    /// Version `version` of blob `number`: both in its first 16 bytes, a length and bytes of its own after.
+    static func content(_ number: Int, version: Int) -> Data {
+        var data = withUnsafeBytes(of: Int64(number)) { Data($0) }
+        withUnsafeBytes(of: Int64(version)) { data.append(contentsOf: $0) }
+        data.append(Data(repeating: UInt8(truncatingIfNeeded: number &* 31 &+ version), count: (number + version * 17) % 300))
+        return data
+    }
+
+    static func decode(_ data: Data) -> (number: Int, version: Int)? {
+        guard data.count >= 16 else { return nil }
+        let bytes = [UInt8](data.prefix(16))
+        let number = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0, as: Int64.self) }
+        let version = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8, as: Int64.self) }
+        return (Int(number), Int(version))
+    }
+
     /// Readers, writers, eviction and sweeps at once (run under ThreadSanitizer too): every read gets
-    /// either the blob's one content or not found, never another blob's bytes, a torn read or another error.
+    /// not found, or the blob's own bytes of a version no older than the last one acknowledged
+    /// before the read started — never another blob's bytes, a torn read, another error, or a version
+    /// that eviction or expiry removed and a later put replaced (each writer owns its identifiers, so
+    /// their versions are acknowledged in order).
     @Test(arguments: [true, false])
     func readsRacingEvictionAndExpiry(inlineCachedReads: Bool) async throws {
         let root = TemporaryRoot()
@@ -260,15 +339,19 @@ struct CacheRaceTests {
             configuration: StoreConfiguration(
                 durability: .relaxed, bucketCapacity: 8, inlineCachedReads: inlineCachedReads, policy: StorePolicy(maximumCount: 30),
                 clock: clock.storeClock))
-        func content(_ number: Int) -> Data { Data("content of \(number) ".utf8) + Data(repeating: UInt8(number % 251), count: number % 300) }
+        let versions = Versions()
         let unexpected = Locked<[String]>([])
+        let hits = Locked(0)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<3 {
                 group.addTask {
                     for round in 0..<60 {
-                        let number = (writer * 60 + round) % 100
+                        // Writer w puts the identifiers w, w + 3, … (33 of them, most twice).
+                        let number = writer + 3 * (round % 33)
                         let expiry: BlobExpiry = round % 3 == 0 ? .after(.seconds(Int64(round % 7))) : .storeDefault
-                        try await store.put(content(number), identifier: "r\(number)", options: PutOptions(expiry: expiry))
+                        let version = versions.start(number)
+                        try await store.put(Self.content(number, version: version), identifier: "r\(number)", options: PutOptions(expiry: expiry))
+                        versions.acknowledge(number, version)
                         if round % 10 == 0 { clock.advance(by: .seconds(2)) }
                         if round % 20 == 0 { await store.core.cache.sweepNow() }
                     }
@@ -277,10 +360,19 @@ struct CacheRaceTests {
             for reader in 0..<3 {
                 group.addTask {
                     for round in 0..<200 {
-                        let number = (reader * 37 + round * 7) % 100
+                        let number = (reader * 37 + round * 7) % 99
+                        let floor = versions.acknowledged(number)
                         do {
                             let data = try await store.get("r\(number)")
-                            if data != content(number) { unexpected.withLock { $0.append("r\(number): wrong bytes") } }
+                            let latest = versions.started(number)
+                            if let (found, version) = Self.decode(data), found == number, (max(1, floor)...max(1, latest)).contains(version),
+                                data == Self.content(number, version: version)
+                            {
+                                hits.withLock { $0 += 1 }
+                            } else {
+                                let what = Self.decode(data).map { "blob \($0.number) version \($0.version)" } ?? "\(data.count) bytes"
+                                unexpected.withLock { $0.append("r\(number): \(what) after version \(floor) was acknowledged (\(latest) started)") }
+                            }
                             _ = try await store.head("r\(number)")
                         } catch BlobStoreError.notFound {
                         } catch {
@@ -292,6 +384,7 @@ struct CacheRaceTests {
             try await group.waitForAll()
         }
         #expect(unexpected.withLock { $0 }.isEmpty, "\(unexpected.withLock { $0 })")
+        #expect(hits.withLock { $0 } > 0, "no read found a blob: the race checked nothing")
         try await store.core.cache.settle()
         #expect(try await store.statistics().count <= 30)
         let report = try await store.verify()

@@ -44,6 +44,9 @@ final class CacheCatalog: Sendable {
         /// Blobs removed by eviction and by the sweep since the store was opened.
         var evicted: UInt64 = 0
         var expired: UInt64 = 0
+        /// Blobs that commits added while the scan ran, in commit order: ``markReady()`` moves them
+        /// behind everything the scan found.
+        var arrivals: [IdentifierKey] = []
     }
 
     private let state = Locked(State())
@@ -70,9 +73,14 @@ final class CacheCatalog: Sendable {
     /// Whether barriers keep it.
     var isActive: Bool { state.withLock { $0.active } }
 
-    /// The scan has seen every bucket: count and bytes are now the store's.
+    /// The scan has seen every bucket: count and bytes are now the store's. The blobs that commits
+    /// added during the scan go behind every blob it found, in the order they came, so that they are
+    /// the last the hand reaches, as every new blob is: the scan placed its finds in bucket order,
+    /// and a put that committed before the scan reached an old blob's bucket would otherwise stand
+    /// ahead of that blob and be evicted before it.
     func markReady() {
         state.withLock { state in
+            if !state.arrivals.isEmpty { Self.moveArrivalsLast(&state) }
             state.ready = true
             state.peakCount = state.count
             state.peakBytes = state.bytes
@@ -90,8 +98,34 @@ final class CacheCatalog: Sendable {
     /// The limits that ``onOverLimit(_:)`` watches.
     func setLimits(bytes: Int64?, count: Int?) { state.withLock { $0.limits = (bytes, count) } }
 
-    /// A version now stored (a commit, or the scan finding it); replaces what it knew of the identifier.
-    func stored(_ header: BlobHeader) {
+    /// Rebuilds the ring: the blobs the scan found, in the order it placed them, then the arrivals.
+    /// The hand starts from the first.
+    private static func moveArrivalsLast(_ state: inout State) {
+        let arrived = Set(state.arrivals)
+        var ring = ClockRing<Slot>()
+        var position: [IdentifierKey: Int] = [:]
+        func place(_ slot: Slot) { position[IdentifierKey(slot.identifier)] = ring.placeNew(slot) }
+        for at in state.ring.walkOrder {
+            guard let slot = state.ring.slots[at], !arrived.contains(IdentifierKey(slot.identifier)) else { continue }
+            place(slot)
+        }
+        for key in state.arrivals where position[key] == nil {
+            // Gone again before the scan ended: nothing to place.
+            guard let at = state.position[key], let slot = state.ring.slots[at] else { continue }
+            place(slot)
+        }
+        state.ring = ring
+        state.position = position
+        state.arrivals = []
+    }
+
+    /// A version that a commit stored; replaces what it knew of the identifier.
+    func stored(_ header: BlobHeader) { record(header, byScan: false) }
+
+    /// A version that the scan found in its bucket; replaces what it knew of the identifier.
+    func scanned(_ header: BlobHeader) { record(header, byScan: true) }
+
+    private func record(_ header: BlobHeader, byScan: Bool) {
         guard activeFlag.load(ordering: .relaxed) else { return }
         let over = state.withLock { state -> Bool in
             guard state.active else { return false }
@@ -103,11 +137,10 @@ final class CacheCatalog: Sendable {
                 state.ring.replace(at: at, with: slot)
             } else {
                 // A new blob goes just behind the hand, the last place it reaches.
-                let placed = state.ring.placeNew(slot)
-                if let moved = placed.moved { state.position[IdentifierKey(moved.element.identifier)] = moved.slot }
-                state.position[IdentifierKey(header.identifier)] = placed.slot
+                state.position[IdentifierKey(header.identifier)] = state.ring.placeNew(slot)
                 state.count += 1
                 state.bytes += header.size
+                if !state.ready && !byScan { state.arrivals.append(IdentifierKey(header.identifier)) }
             }
             state.expiring[IdentifierKey(header.identifier)] = header.expiresNanoseconds
             if state.ready {
@@ -174,6 +207,7 @@ final class CacheCatalog: Sendable {
             state.count = 0
             state.bytes = 0
             state.expiring = [:]
+            state.arrivals = []
         }
     }
 
@@ -207,7 +241,7 @@ final class CacheCatalog: Sendable {
             var picked: [CacheVictim] = []
             var passes = 0
             // Two full turns at most: after the first every bit the hand met is clear.
-            let budget = state.ring.slots.count * 2 + 1
+            let budget = state.ring.count * 2 + 1
             func overLimits() -> Bool {
                 if let limit = limits.bytes, bytes > limit { return true }
                 if let limit = limits.count, count > limit { return true }

@@ -178,7 +178,7 @@ final class CacheKeeper: Sendable {
                     guard position < buckets.count else { return false }
                     let folder = paths.bucket(buckets[position].number)
                     for entry in try BucketFolder.entries(of: folder) {
-                        if case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName) { catalog.stored(header) }
+                        if case .present(let header) = try BlobReader.existing(at: folder + "/" + entry.fileName) { catalog.scanned(header) }
                     }
                     return true
                 }
