@@ -640,6 +640,16 @@ class InvalidPolicy(BlobdError):
     code_hint = "invalid_policy"
 
 
+class UnsupportedPolicy(BlobdError):
+    """422 ``unsupported_policy``: a well-formed store policy the store's backend cannot keep."""
+    code_hint = "unsupported_policy"
+
+
+class BackendUnavailable(BlobdError):
+    """503 ``backend_unavailable``: the store's backend (an S3 object store) could not be reached."""
+    code_hint = "backend_unavailable"
+
+
 class ProtocolViolation(BlobdError):
     """The daemon answered something PROTOCOL.md does not allow (code ``protocol``)."""
     code_hint = "protocol"
@@ -650,7 +660,7 @@ _BY_CODE: Dict[str, Type[BlobdError]] = {
         BadRequest, InvalidIdentifier, InvalidStoreName, InvalidMetadata, InvalidQuery, Forbidden,
         NotFound, MethodNotAllowed, PreconditionFailed, TooLarge, NotAnImage, RangeNotSatisfiable,
         InvalidRecord, ServerIOError, Corrupt, UnsupportedFormat, InternalError, StoreLocked,
-        InsufficientStorage, InvalidPolicy)
+        InsufficientStorage, InvalidPolicy, UnsupportedPolicy, BackendUnavailable)
 }
 
 # Without a body (HEAD) only the status is known; these guess the code from it.

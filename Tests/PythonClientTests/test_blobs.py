@@ -613,6 +613,13 @@ class ErrorTests(DaemonTestCase):
         for code, cls in bc._BY_CODE.items():
             with self.subTest(code=code):
                 self.assertTrue(issubclass(cls, bc.BlobdError))
+        # Every code of PROTOCOL.md's error table has its class.
+        protocol = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "PROTOCOL.md")
+        with open(protocol, encoding="utf-8") as file:
+            rows = [line for line in file if re.match(r"^\| [0-9]{3}( / [0-9]{3})? \| `", line)]
+        documented = {code for row in rows for code in re.findall(r"`([a-z_]+)`", row.split("|")[2])}
+        self.assertIn("backend_unavailable", documented)
+        self.assertEqual(documented - set(bc._BY_CODE), set())
         store = self.store()
         with self.assertRaises(bc.BlobdError) as ctx:
             self.client.get(store, "x")
