@@ -35,6 +35,11 @@ struct S3DaemonOptionsTests {
             return
         }
         #expect(defaults.cacheFolder == nil && defaults.cacheBytes == 1 << 30 && defaults.cacheStalenessSeconds == 0)
+        guard case .run(let longest) = outcome(["--backend", "s3://photos", "--cache-staleness", "86400"]) else {
+            Issue.record("--cache-staleness 86400 refused")
+            return
+        }
+        #expect(longest.cacheStalenessSeconds == 86_400, "a day is the longest bound (86401 is refused below)")
         guard case .run(let underRoot) = outcome(["--backend", "s3://photos", "--root", "/srv/blobs"]) else {
             Issue.record("--root refused")
             return

@@ -31,11 +31,17 @@ import Testing
         private let listener: FileDescriptor
         private let server: Server
 
-        init(location: String, endpoint: String? = nil) throws {
-            var variables = ProcessInfo.processInfo.environment
+        /// The S3 transport's timeouts and limits are `transport`'s; `variables` (the AWS settings of
+        /// another gateway) override this process's environment.
+        init(
+            location: String, endpoint: String? = nil, transport: TransportConfiguration = TransportConfiguration(),
+            variables overrides: [String: String] = [:]
+        ) throws {
+            var variables = ProcessInfo.processInfo.environment.merging(overrides) { $1 }
             if let endpoint { variables["AWS_ENDPOINT_URL"] = endpoint }
             setup = try S3BackendSetup(
-                location: location, environment: AWSEnvironment(variables: variables, readFile: AWSEnvironment.process.readFile), checkBucket: true)
+                location: location, environment: AWSEnvironment(variables: variables, readFile: AWSEnvironment.process.readFile), checkBucket: true,
+                transport: transport)
             cache = try S3ReadCache(S3ReadCacheConfiguration(folder: folder.path + "/cache"))
             socketPath = folder.path + "/blobd.sock"
             listener = try UnixSocket.listen(path: socketPath, permissions: 0o600)

@@ -240,6 +240,56 @@ struct S3StallTests {
         #expect(try daemon.client().request("DELETE", "/v1/stores/fresh/blobs").status == 204)
     }
 
+    /// A put whose answer is lost after the gateway received it whole (the answer cut, or never
+    /// coming until the timeout) is answered `503 backend_unavailable`, yet was stored: the gateway
+    /// carried it out. A retry with a condition says so: `If-None-Match: *` (a new blob) and
+    /// `If-Match` with the ETag the put meant to replace are both `412`, carrying the ETag of the
+    /// content the first attempt sent (docs/SCALE-OUT.md, "blobd and blob on S3").
+    @Test func aPutAnswered503AfterItsAnswerWasLostMayHaveBeenStored() async throws { try await onOwnThread { try Self().aPutAnswered503AfterItsAnswerWasLostMayHaveBeenStoredBlocking() } }
+
+    func aPutAnswered503AfterItsAnswerWasLostMayHaveBeenStoredBlocking() throws {
+        guard let (bucket, upstream) = Self.setting() else { return print(Self.skipReason) }
+        let proxy = try FaultyGateway(upstreamURL: upstream)
+        defer { proxy.stop() }
+        let location = S3DaemonTests.location(bucket)
+        let daemon = try StallDaemon(location: location, endpoint: proxy.url, transport: TransportConfiguration(timeout: .seconds(2)))
+        // Looks at the bucket straight, past the proxy (and with a cache of its own).
+        let writer = try StallDaemon(location: location, endpoint: upstream, transport: TransportConfiguration())
+        func etag(_ text: String) -> String { "\"\(ETag(checksum: XXH64.hash(Data(text.utf8))).rawValue)\"" }
+
+        let first = try daemon.client().request("PUT", "/v1/stores/s/blobs/replaced", body: Array("first".utf8))
+        #expect(first.status == 201 && first.header("ETag") == etag("first"), "\(first.status) \(first.text)")
+
+        // The answer is cut as soon as it starts: the gateway has stored the put by then.
+        proxy.inject(.cutResponse(afterBytes: 0))
+        for (name, text) in [("cut-new", "a new blob, its answer cut"), ("replaced", "second, its answer cut")] {
+            let put = try daemon.client().request("PUT", "/v1/stores/s/blobs/\(name)", body: Array(text.utf8))
+            #expect(put.status == 503 && errorCode(put) == "backend_unavailable", "\(name): \(put.status) \(put.text)")
+        }
+        // The answer never comes: the put times out after 2 s, and is not sent again.
+        proxy.inject(.dropResponses)
+        let (late, elapsed) = try timed(daemon, "PUT", "/v1/stores/s/blobs/timed-out", body: Array("a new blob, its answer lost".utf8))
+        #expect(late.status == 503 && errorCode(late) == "backend_unavailable" && errorMessage(late).contains("timed out"), "\(late.status) \(late.text)")
+        #expect(elapsed >= .seconds(2) && elapsed < Self.prompt, "\(elapsed)")
+        proxy.inject(.none)
+
+        // Stored, all three, although each was answered 503.
+        let expected = ["cut-new": "a new blob, its answer cut", "replaced": "second, its answer cut", "timed-out": "a new blob, its answer lost"]
+        for (name, text) in expected.sorted(by: { $0.key < $1.key }) {
+            let stored = try writer.client().request("GET", "/v1/stores/s/blobs/\(name)")
+            #expect(stored.status == 200 && stored.text == text, "\(name): \(stored.status) \(stored.text)")
+        }
+        // The conditional retries find them: 412, with the ETag of the content each first attempt sent.
+        for name in ["cut-new", "timed-out"] {
+            let retry = try daemon.client().request("PUT", "/v1/stores/s/blobs/\(name)", headers: ["If-None-Match": "*"], body: Array(expected[name]!.utf8))
+            #expect(retry.status == 412 && retry.header("ETag") == etag(expected[name]!), "\(name): \(retry.status) \(retry.text)")
+        }
+        let swap = try daemon.client().request(
+            "PUT", "/v1/stores/s/blobs/replaced", headers: ["If-Match": etag("first")], body: Array("second, its answer cut".utf8))
+        #expect(swap.status == 412 && swap.header("ETag") == etag("second, its answer cut"), "\(swap.status) \(swap.text)")
+        #expect(try daemon.client().request("DELETE", "/v1/stores/s/blobs").status == 204)
+    }
+
     /// The whole gateway stalls: blobd (the binary, with `--s3-timeout 3`) answers each request
     /// that needs it `503 backend_unavailable` naming the backend and the timeout, 3 s after it was
     /// sent and well before a second timeout would have passed (a timed-out request is not retried); health is served meanwhile; nothing acknowledged is lost, and once the gateway

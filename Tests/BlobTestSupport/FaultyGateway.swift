@@ -33,6 +33,10 @@ package final class FaultyGateway: @unchecked Sendable {
         case cutRequest(afterBytes: Int)
         /// Forwards the first `afterBytes` bytes the gateway answers from now on, then closes both sides.
         case cutResponse(afterBytes: Int)
+        /// Forwards what clients send and swallows what the gateway answers, keeping the connections
+        /// open: the gateway carries the requests out, and their senders wait for answers that never
+        /// come (until their timeouts).
+        case dropResponses
     }
 
     /// The proxy's port on 127.0.0.1.
@@ -208,6 +212,7 @@ package final class FaultyGateway: @unchecked Sendable {
             if entries.count > 1, entries[1].revents != 0 {
                 let count = Glibc.read(upstream.rawValue, buffer.baseAddress, buffer.count)
                 if count <= 0 { return }
+                if fault == .dropResponses { continue }  // swallowed: the sender never hears of it
                 if case .cutResponse(let limit) = fault {
                     let forward = min(count, max(0, limit - sentDown))
                     if forward > 0, !Self.write(client, buffer, forward) { return }

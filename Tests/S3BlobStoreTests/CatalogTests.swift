@@ -126,6 +126,43 @@ import Testing
         }
     }
 
+    /// A clock 20 minutes off (either way; 14 is accepted): the start check says so, naming
+    /// the endpoint, the bucket and S3's code; a request after the start is `backendUnavailable`
+    /// (`403`, with the code when the answer has a body), never "no such store" (docs/SCALE-OUT.md,
+    /// "blobd and blob on S3").
+    @Test(arguments: [20.0, -20.0])
+    func theStartCheckNamesAClockTooFarOff(minutes: Double) throws {
+        guard let (configuration, bucket) = Self.gateway else { return print(Self.skipReason()) }
+        let offset = minutes * 60
+        let client = try S3Client(configuration: configuration, bucket: bucket, clock: { Date().addingTimeInterval(offset) })
+        let location = S3Location(bucket: bucket, prefix: "skew")
+        let markers = S3StoreMarkers(client: client, location: location)
+        #expect {
+            try markers.checkBucket()
+        } throws: { error in
+            let text = "\(error)"
+            return text.hasPrefix("cannot use s3://\(bucket)/skew: \(configuration.endpoint) says this machine's clock is too far off; set the clock: ")
+                && text.contains("ListObjectsV2 s3://\(bucket)/skew/.stores/ at \(configuration.endpoint): 403 RequestTimeTooSkewed")
+        }
+        #expect {
+            try markers.names()
+        } throws: { error in
+            guard case BlobStoreError.backendUnavailable(_, let backend, let reason) = error else { return false }
+            return backend == "s3://\(bucket)/skew at \(configuration.endpoint)" && reason.contains("403 RequestTimeTooSkewed")
+        }
+        // A HEAD's answer has no body, so no code: the status alone.
+        #expect {
+            try markers.exists("photos")
+        } throws: { error in
+            guard case BlobStoreError.backendUnavailable(let store, _, let reason) = error else { return false }
+            return store == "photos" && reason.hasSuffix("HeadObject s3://\(bucket)/skew/.stores/photos at \(configuration.endpoint): 403 (no error code in the answer)")
+        }
+        // The offset alone was refused: 14 minutes off the same way is accepted.
+        let nearly = minutes.sign == .minus ? -14.0 * 60 : 14.0 * 60
+        let closeEnough = try S3Client(configuration: configuration, bucket: bucket, clock: { Date().addingTimeInterval(nearly) })
+        try S3StoreMarkers(client: closeEnough, location: location).checkBucket()
+    }
+
     @Test func locationsAreParsedWithReasons() throws {
         #expect(try S3Location(parsing: "s3://photos") == S3Location(bucket: "photos"))
         #expect(try S3Location(parsing: "s3://photos/") == S3Location(bucket: "photos"))

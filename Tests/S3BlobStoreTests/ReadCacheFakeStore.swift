@@ -20,6 +20,11 @@ final class ReadCacheFakeStore: ServedBackend, S3ConditionalReading {
         var unreported = false
         /// Fetches give readers that check the content themselves (as ``S3BlobStore``'s do).
         var readerChecks = false
+        /// Runs once a fetch has read the object store's state, before it answers (time passing
+        /// before the answer arrives, or a change made meanwhile).
+        var onAnswer: (@Sendable () -> Void)?
+        /// Runs at the first read of a fetched version's content (time the transfer takes).
+        var onTransfer: (@Sendable () -> Void)?
     }
     private let state = Locked(State())
 
@@ -33,6 +38,19 @@ final class ReadCacheFakeStore: ServedBackend, S3ConditionalReading {
     func setUnavailable(_ value: Bool) { state.withLock { $0.unavailable = value } }
     func setUnreported(_ value: Bool) { state.withLock { $0.unreported = value } }
     func setReaderChecks(_ value: Bool) { state.withLock { $0.readerChecks = value } }
+    func setOnAnswer(_ hook: (@Sendable () -> Void)?) { state.withLock { $0.onAnswer = hook } }
+    func setOnTransfer(_ hook: (@Sendable () -> Void)?) { state.withLock { $0.onTransfer = hook } }
+
+    /// Another writer's put, made at once on the calling thread (the in-memory store commits in
+    /// its completion), reported to observers unless ``setUnreported(_:)`` says otherwise.
+    @discardableResult
+    func writeNow(_ identifier: String, _ text: String, options: PutOptions = PutOptions()) throws -> BlobMetadata {
+        let upload = try memory.startUpload(identifier: identifier, options: options)
+        try Array(text.utf8).withUnsafeBytes { try upload.append($0) }
+        let result = Locked<Result<BlobMetadata, any Error>?>(nil)
+        upload.commit { outcome in result.withLock { $0 = outcome } }
+        return try result.withLock { $0! }.get()
+    }
 
     static func objectETag(_ metadata: BlobMetadata) -> String {
         "\(metadata.etag.rawValue)-\(Int64(metadata.modified.timeIntervalSince1970 * 1e9))"
@@ -48,8 +66,10 @@ final class ReadCacheFakeStore: ServedBackend, S3ConditionalReading {
         try checkAvailable()
         let blob = try memory.open(identifier)
         let etag = Self.objectETag(blob.metadata)
+        let onAnswer = state.withLock { $0.onAnswer }
         if etag == objectETag {
             state.withLock { $0.notModified += 1 }
+            onAnswer?()
             return .notModified
         }
         var content = try blob.read(0..<blob.metadata.size)
@@ -59,7 +79,9 @@ final class ReadCacheFakeStore: ServedBackend, S3ConditionalReading {
             return state.damageNextFetch
         }
         if damage, !content.isEmpty { content[content.startIndex] ^= 0xFF }
-        let reader: any S3ContentReader = state.withLock { $0.readerChecks } ? CheckingDataReader(content, expected: blob.metadata.etag) : DataReader(content)
+        var reader: any S3ContentReader = state.withLock { $0.readerChecks } ? CheckingDataReader(content, expected: blob.metadata.etag) : DataReader(content)
+        if let onTransfer = state.withLock({ $0.onTransfer }) { reader = HookedReader(reader, onFirstRead: onTransfer) }
+        onAnswer?()
         return .fetched(S3StoredVersion(metadata: blob.metadata, objectETag: etag), reader)
     }
 
@@ -100,6 +122,25 @@ final class DataReader: S3ContentReader, @unchecked Sendable {
         return count
     }
     func close() { offset = data.count }
+}
+
+/// Another reader that runs `onFirstRead` before its first read (a transfer that takes time).
+final class HookedReader: S3ContentReader, @unchecked Sendable {
+    private let base: any S3ContentReader
+    private var onFirstRead: (@Sendable () -> Void)?
+    init(_ base: any S3ContentReader, onFirstRead: @escaping @Sendable () -> Void) {
+        self.base = base
+        self.onFirstRead = onFirstRead
+    }
+    var checksContent: Bool { base.checksContent }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if let hook = onFirstRead {
+            onFirstRead = nil
+            hook()
+        }
+        return try base.read(into: buffer)
+    }
+    func close() { base.close() }
 }
 
 /// Content in memory, read in pieces of at most 1,000 bytes and checked against `expected` as
@@ -144,6 +185,13 @@ final class ReadCacheClock: @unchecked Sendable {
     private let now = Locked<UInt64>(1_000_000_000)
     func advance(seconds: Double) { now.withLock { $0 += UInt64(seconds * 1e9) } }
     var read: @Sendable () -> UInt64 { { [self] in now.withLock { $0 } } }
+}
+
+/// A wall clock the test moves (what blobs' expiry times are compared with).
+final class ReadCacheWallClock: Sendable {
+    private let now = Locked<Date>(Date())
+    func advance(seconds: Double) { now.withLock { $0 += seconds } }
+    var read: @Sendable () -> Date { { [self] in now.withLock { $0 } } }
 }
 
 /// Log lines, kept for checks.

@@ -40,4 +40,33 @@ import Testing
         #expect(try blob.read(0..<Int64(size)) == content)
         #expect(cache.occupancy.entries == 1 && cache.counters.fills == 1)
     }
+
+    /// The gateway keeps an expired blob's object (S3 has no sweep) and answers the cache's
+    /// conditional GET of it `304`: the read is still "not found", within the staleness bound or
+    /// not, and a version put over it is served. The cache's wall clock is moved past the expiry.
+    @Test(arguments: [0.0, 60])
+    func anExpiredBlobIsNotFoundThroughTheCacheThoughTheGatewayAnswers304(staleness: Double) async throws {
+        guard let store = try S3Gateway.freshStore() else { return print(S3Gateway.skipReason) }
+        let folder = ReadCacheFolder()
+        defer { folder.remove() }
+        let wallClock = ReadCacheWallClock()
+        let cache = try S3ReadCache(S3ReadCacheConfiguration(folder: folder.path, stalenessSeconds: staleness, date: wallClock.read))
+        let cached = S3CachedStore(store, cache: cache)
+        try await store.put(Data("for an hour".utf8), identifier: "e", options: PutOptions(expiry: .after(.seconds(3_600))))
+        let first = try cached.open("e")
+        #expect(try first.read(0..<first.metadata.size) == Data("for an hour".utf8))
+        first.close()
+
+        wallClock.advance(seconds: 7_200)
+        #expect(throws: BlobStoreError.notFound(store: store.name, identifier: "e")) { try cached.open("e") }
+        #expect(cache.counters.notModified == 1 && cache.counters.hits == 0, "\(cache.counters)")
+        let key = store.layout.blobKey(store: store.name, identifier: "e")
+        let head = try store.client.send(try store.client.bucket.headObject(key: key), context: store.client.bucket.context("HeadObject", key: key))
+        #expect(head.status.code == 200, "the gateway still has the object")
+
+        try await store.put(Data("lasting".utf8), identifier: "e")
+        let replaced = try cached.open("e")
+        defer { replaced.close() }
+        #expect(try replaced.read(0..<replaced.metadata.size) == Data("lasting".utf8))
+    }
 }

@@ -14,6 +14,7 @@ import Testing
         let cache: S3ReadCache
         let store: S3CachedStore
         let clock = ReadCacheClock()
+        let wallClock = ReadCacheWallClock()
         let log = ReadCacheLog()
 
         /// `memoryLimit` 0: every entry in a file.
@@ -24,7 +25,7 @@ import Testing
             backend = try ReadCacheFakeStore()
             cache = try S3ReadCache(S3ReadCacheConfiguration(
                 folder: folder.path, capacityBytes: capacity, maximumEntryBytes: maximumEntry, memoryEntryLimit: memoryLimit,
-                memoryCapacityBytes: memoryCapacity, stalenessSeconds: staleness, log: log.sink, now: clock.read))
+                memoryCapacityBytes: memoryCapacity, stalenessSeconds: staleness, log: log.sink, now: clock.read, date: wallClock.read))
             store = S3CachedStore(backend, cache: cache)
         }
 
@@ -131,6 +132,101 @@ import Testing
         // A change the store's observers hear of (a fleet member's, reported) is seen at once.
         try await setup.write("s", "third")
         #expect(try setup.read("s").text == "third", "the backend's change event made the entry due for validation")
+    }
+
+    /// The staleness bound runs from when S3 was asked, not from when its answer was dealt with: a
+    /// transfer of 8 s, or an answer 8 s in coming, leaves an entry 2 s of a 10 s bound, however
+    /// fresh the bytes look locally (docs/SCALE-OUT.md, "Read cache": at most S seconds behind).
+    @Test(arguments: [0, S3ReadCacheConfiguration.defaultMemoryEntryLimit])
+    func theStalenessBoundRunsFromWhenTheObjectStoreWasAsked(memoryLimit: Int64) throws {
+        let setup = try Setup(memoryLimit: memoryLimit, staleness: 10)
+        defer { setup.folder.remove() }
+        let clock = setup.clock
+        try setup.backend.writeNow("s", "first")
+        // A fill whose transfer takes 8 s.
+        setup.backend.setOnTransfer { clock.advance(seconds: 8) }
+        #expect(try setup.read("s").text == "first")
+        setup.backend.setOnTransfer(nil)
+        setup.clock.advance(seconds: 3)
+        setup.backend.setUnreported(true)
+        try setup.backend.writeNow("s", "second")
+        #expect(try setup.read("s").text == "second", "11 s after S3 was asked: validated, not served from the entry")
+        #expect(setup.cache.counters.servedWithoutValidation == 0 && setup.backend.fetched == 2)
+
+        // A validation whose 304 takes 8 s to come.
+        setup.clock.advance(seconds: 11)
+        setup.backend.setOnAnswer { clock.advance(seconds: 8) }
+        #expect(try setup.read("s").text == "second")
+        setup.backend.setOnAnswer(nil)
+        #expect(setup.backend.notModified == 1)
+        setup.clock.advance(seconds: 3)
+        try setup.backend.writeNow("s", "third")
+        #expect(try setup.read("s").text == "third", "11 s after S3 was asked: validated again")
+        #expect(setup.cache.counters.servedWithoutValidation == 0 && setup.backend.fetched == 3)
+
+        // Within the bound of the question, the entry is served without asking.
+        setup.clock.advance(seconds: 9)
+        try setup.backend.writeNow("s", "fourth")
+        #expect(try setup.read("s").text == "third")
+        #expect(setup.cache.counters.servedWithoutValidation == 1)
+    }
+
+    /// A change made elsewhere reported while a read is asking S3 (its answer may predate the
+    /// change) leaves the entry that read makes due for validation: the report is not lost to the
+    /// answer it raced with.
+    @Test(arguments: [0, S3ReadCacheConfiguration.defaultMemoryEntryLimit])
+    func aChangeReportedWhileTheObjectStoreIsAskedIsNotLostToItsAnswer(memoryLimit: Int64) throws {
+        let setup = try Setup(memoryLimit: memoryLimit, staleness: 10)
+        defer { setup.folder.remove() }
+        let backend = setup.backend
+        try backend.writeNow("r", "first")
+        // The fill's answer holds "first"; "second" is written and reported before it is kept.
+        backend.setOnAnswer {
+            backend.setOnAnswer(nil)
+            _ = try? backend.writeNow("r", "second")
+        }
+        #expect(try setup.read("r").text == "first")
+        #expect(try setup.read("r").text == "second", "the fill's entry was due for validation")
+        #expect(setup.cache.counters.servedWithoutValidation == 0)
+
+        // The same for a validation answered 304.
+        setup.clock.advance(seconds: 11)
+        backend.setOnAnswer {
+            backend.setOnAnswer(nil)
+            _ = try? backend.writeNow("r", "third")
+        }
+        #expect(try setup.read("r").text == "second")
+        #expect(backend.notModified == 1)
+        #expect(try setup.read("r").text == "third", "the 304 did not make the entry fresh")
+        #expect(setup.cache.counters.servedWithoutValidation == 0)
+        #expect(try setup.read("r").text == "third")
+        #expect(setup.cache.counters.servedWithoutValidation == 1, "without a report, an answer makes the entry fresh")
+    }
+
+    /// An entry whose blob has expired is validated, even within the staleness bound, and never
+    /// served: the object store keeps an expired object (S3 has no sweep) and answers `304` for
+    /// it, so the blob is not found; a version that replaced it is fetched and served.
+    @Test(arguments: [0, S3ReadCacheConfiguration.defaultMemoryEntryLimit], [0.0, 60])
+    func anEntryWhoseBlobHasExpiredIsValidatedAndNeverServed(memoryLimit: Int64, staleness: Double) throws {
+        let setup = try Setup(memoryLimit: memoryLimit, staleness: staleness)
+        defer { setup.folder.remove() }
+        // The fake object store keeps the blob whatever its expiry, as S3 does; the cache's wall
+        // clock is what passes the expiry.
+        let expiring = PutOptions(expiry: .at(setup.wallClock.read().addingTimeInterval(3_600)))
+        try setup.backend.writeNow("x", "expires in an hour", options: expiring)
+        #expect(try setup.read("x").text == "expires in an hour")
+        setup.wallClock.advance(seconds: 7_200)
+        #expect(throws: BlobStoreError.notFound(store: "photos", identifier: "x")) { try setup.read("x") }
+        #expect(setup.backend.notModified == 1, "asked the object store, which answered 304")
+        #expect(setup.cache.counters.hits == 0 && setup.cache.counters.servedWithoutValidation == 0)
+        #expect(throws: BlobStoreError.notFound(store: "photos", identifier: "x")) { try setup.read("x") }
+        #expect(setup.backend.notModified == 2)
+
+        // Replaced by a version that does not expire (a change not reported): validated, fetched, served.
+        setup.backend.setUnreported(true)
+        try setup.backend.writeNow("x", "lasting")
+        #expect(try setup.read("x").text == "lasting")
+        #expect(setup.backend.fetched == 2)
     }
 
     @Test func entriesBeyondTheCapacityAreEvictedLeastRecentlyUsedFirst() async throws {

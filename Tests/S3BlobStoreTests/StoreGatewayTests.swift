@@ -54,6 +54,59 @@ import Testing
         #expect(try await store.get("small") == Data("small".utf8))
     }
 
+    /// Above the multipart threshold a put's condition is checked with a HEAD before the upload,
+    /// and its completion is not conditional: a version another writer stores while the parts go
+    /// up is replaced without a `412`. So an overwrite keeps the `created` it read before the
+    /// upload, even when the key was removed and created again meanwhile (whose `created` is
+    /// lost), and two create-only puts of one key can both succeed (docs/SCALE-OUT.md, "Consistency").
+    @Test func aMultipartPutReplacesAVersionStoredDuringItsUploadUnchecked() async throws {
+        guard let base = try S3Gateway.freshStore() else { return print(S3Gateway.skipReason) }
+        // What another writer does once, while the first part goes up.
+        let interloper = Locked<(@Sendable () throws -> Void)?>(nil)
+        let store = S3BlobStore(
+            name: base.name, client: base.client, layout: base.layout, multipartThreshold: 6 << 20,
+            beforeMultipartPart: { number throws(S3ClientError) in
+                guard number == 1, let act = interloper.withLock({ action in defer { action = nil }; return action }) else { return }
+                do { try act() } catch { Issue.record("the other writer failed: \(error)") }
+            })
+        let other = S3BlobStore(name: base.name, client: base.client, layout: base.layout)
+        let client = base.client
+        /// Another writer's version of `identifier`, written straight to the bucket, `created` at `created`.
+        @Sendable func writeOther(_ identifier: String, _ text: String, created: Date) throws -> BlobMetadata {
+            let content = Data(text.utf8)
+            let metadata = BlobMetadata(
+                identifier: identifier, size: Int64(content.count), contentType: "text/plain", etag: ETag(checksum: XXH64.hash(content)),
+                created: created, modified: created)
+            try Self.writeRaw(base, key: base.layout.blobKey(store: base.name, identifier: identifier), content: Array(content), metadata: S3MetadataHeader.encode(metadata))
+            return metadata
+        }
+        let content = pseudoRandomBytes(13 << 20, seed: 43)
+        let chunks = stride(from: 0, to: content.count, by: 1 << 20).map { content.subdata(in: $0..<min($0 + (1 << 20), content.count)) }
+        let recreatedAt = Date(timeIntervalSince1970: 2_000_000_000)
+
+        // An overwrite of a key this instance knows, while another writer removes the key and creates it again.
+        let first = try await store.put(Data("first".utf8), identifier: "k")
+        interloper.withLock { action in
+            action = {
+                let key = base.layout.blobKey(store: base.name, identifier: "k")
+                _ = try client.send(try client.bucket.deleteObject(key: key), context: client.bucket.context("DeleteObject", key: key))
+                _ = try writeOther("k", "created again by another writer", created: recreatedAt)
+            }
+        }
+        let overwrite = try await store.put(chunks: chunkStream(chunks), identifier: "k", options: PutOptions())
+        #expect(interloper.withLock { $0 == nil }, "the other writer acted during the upload")
+        #expect(overwrite.created == first.created, "the created read before the upload")
+        let found = try await other.head("k")
+        #expect(found == overwrite && found.created != recreatedAt, "the version created meanwhile was replaced, and its created lost")
+        #expect(try await other.get("k") == content)
+
+        // Two create-only puts of one key: the other writer's, during the upload, and this one.
+        interloper.withLock { action in action = { _ = try writeOther("n", "the other creator", created: recreatedAt) } }
+        let created = try await store.put(chunks: chunkStream(chunks), identifier: "n", options: PutOptions(condition: .ifNoneMatch))
+        #expect(interloper.withLock { $0 == nil }, "the other writer acted during the upload")
+        #expect(try await other.head("n") == created, "both create-only puts succeeded; the multipart one, completed last, is there")
+    }
+
     @Test func foreignObjectsAreSkippedByListingsAndNamedByReads() async throws {
         guard let store = try S3Gateway.freshStore() else { return print(S3Gateway.skipReason) }
         try await store.put(Data("mine".utf8), identifier: "a")

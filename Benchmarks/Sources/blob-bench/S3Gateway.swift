@@ -119,7 +119,7 @@ final class S3Gateway: @unchecked Sendable {
         guard let clusterFolder, let script else { return }
         _ = try? S3Gateway.run([script, "down", clusterFolder], log: "/dev/null")
         for pid in processIDs { ChildReaper.untrack(pid) }
-        for name in ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "BLOB_S3_BUCKET"] { unsetenv(name) }
+        for name in ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "BLOB_S3_BUCKET", "BLOB_CEPH_DIR"] { unsetenv(name) }
     }
 
     /// `connections` keep-alive TCP connections to the gateway, with Nagle off (as blobd's client

@@ -6,11 +6,11 @@ import Foundation
 /// A read of a cached blob asks the object store whether the entry is still current with a
 /// conditional GET (`If-None-Match` with the object's ETag): `304` serves the entry (from memory for
 /// a small blob, else from its file with `sendfile`), new content replaces the entry. Within the
-/// configured staleness bound since the last such answer, the entry is served without asking. A miss
-/// reads the whole blob once, into a new entry, and serves that. Puts, removes and remove-all
-/// through this store drop the entries they change before they are acknowledged; a change reported
-/// by the backend's observers (another fleet member's) makes the entry due for validation.
-/// Everything else goes straight to `backend`.
+/// configured staleness bound since the last such question was sent, the entry is served without
+/// asking, unless its blob has expired. A miss reads the whole blob once, into a new entry, and
+/// serves that. Puts, removes and remove-all through this store drop the entries they change before
+/// they are acknowledged; a change reported by the backend's observers (another fleet member's)
+/// makes the entry due for validation. Everything else goes straight to `backend`.
 package final class S3CachedStore: ServedBackend {
     /// The store on S3.
     package let backend: any ServedBackend & S3ConditionalReading
@@ -39,23 +39,40 @@ package final class S3CachedStore: ServedBackend {
 
     package func open(_ identifier: String) throws -> any ServedBlob {
         let key = S3CacheKey(store: name, identifier: identifier)
-        guard let entry = cache.entry(key) else { return try fill(key, try fetch(key, ifNoneMatch: nil)) }
-        if cache.isFresh(entry), let handle = cache.open(key, entry) {
-            if let expires = handle.metadata.expires, expires <= Date() {
-                handle.close()  // expired: the object store says whether it is gone
-            } else {
-                cache.countHit(validated: false)
-                return handle
+        if let entry = cache.entry(key) {
+            if cache.isFresh(entry), let handle = cache.open(key, entry) {
+                guard cache.hasExpired(handle.metadata) else {
+                    cache.countHit(validated: false)
+                    return handle
+                }
+                // Expired: only the object store can say whether a newer version replaced it.
+                handle.close()
             }
+            if let served = try validate(key, entry) { return served }
         }
+        let question = cache.ask(key)
+        defer { cache.finish(question) }
+        return try fill(key, try fetch(key, ifNoneMatch: nil), asked: question)
+    }
+
+    /// Asks the object store whether `entry` is still the current version (a conditional GET):
+    /// serves the entry if it is, a new entry if not; `nil` when the entry's file turned out
+    /// unusable (the caller fetches the blob). A current version that has expired is not found:
+    /// S3 keeps an expired object until it is overwritten or removed, and a `304` says nothing of
+    /// expiry.
+    private func validate(_ key: S3CacheKey, _ entry: S3CacheEntry) throws -> (any ServedBlob)? {
+        let question = cache.ask(key)
+        defer { cache.finish(question) }
         let answer = try fetch(key, ifNoneMatch: entry.objectETag)
-        guard case .notModified = answer else { return try fill(key, answer) }
-        cache.markValidated(key, entry)
-        if let handle = cache.open(key, entry) {
-            cache.countHit(validated: true)
-            return handle
+        guard case .notModified = answer else { return try fill(key, answer, asked: question) }
+        guard let handle = cache.open(key, entry) else { return nil }
+        if cache.hasExpired(handle.metadata) {
+            handle.close()
+            throw BlobStoreError.notFound(store: key.store, identifier: key.identifier)
         }
-        return try fill(key, try fetch(key, ifNoneMatch: nil))
+        cache.markValidated(key, entry, asked: question)
+        cache.countHit(validated: true)
+        return handle
     }
 
     /// The object store's answer; a blob that is gone drops its entry.
@@ -69,15 +86,15 @@ package final class S3CachedStore: ServedBackend {
         return answer
     }
 
-    /// Serves a fetched version from a new entry; a blob too large to cache, or one the cache could
-    /// not keep, is read from the backend itself.
-    private func fill(_ key: S3CacheKey, _ answer: S3Fetch) throws -> any ServedBlob {
+    /// Serves a fetched version from a new entry, validated when `question` was asked; a blob too
+    /// large to cache, or one the cache could not keep, is read from the backend itself.
+    private func fill(_ key: S3CacheKey, _ answer: S3Fetch, asked question: S3CacheQuestion) throws -> any ServedBlob {
         guard case .fetched(let version, let reader) = answer else { return try backend.open(key.identifier) }
         guard cache.admits(version.metadata) else {
             reader.close()
             return try backend.open(key.identifier)
         }
-        if let served = try cache.fill(key, version, from: reader) { return served }
+        if let served = try cache.fill(key, version, from: reader, asked: question) { return served }
         return try backend.open(key.identifier)
     }
 

@@ -40,6 +40,11 @@ package final class S3ReadCache: Sendable {
         /// Fills in progress per blob, and whether the blob changed (through this daemon) meanwhile:
         /// such a fill's version may be older than the change, so it is not kept.
         var fillsInFlight: [S3CacheKey: (count: Int, changed: Bool)] = [:]
+        /// The questions to the object store in flight per blob, and whether a change made elsewhere
+        /// was reported since each was asked: the answer may then predate the change, so it is not
+        /// taken for fresh.
+        var questions: [S3CacheKey: [UInt64: Bool]] = [:]
+        var nextQuestion: UInt64 = 0
     }
     private let state = Locked(State())
 
@@ -103,10 +108,41 @@ package final class S3ReadCache: Sendable {
         return now >= entry.validatedAt && Double(now - entry.validatedAt) < bound * 1e9
     }
 
-    /// Records that the object store has just said `entry` is current.
-    func markValidated(_ key: S3CacheKey, _ entry: S3CacheEntry) {
-        let now = max(configuration.now(), 1)
-        state.withLock { $0.index.markValidated(key, objectETag: entry.objectETag, at: now) }
+    /// Whether a blob of `metadata` has expired: its version is then never served, whatever the object store says.
+    func hasExpired(_ metadata: BlobMetadata) -> Bool {
+        metadata.expires.map { $0 <= configuration.date() } ?? false
+    }
+
+    /// Call just before asking the object store about `key`'s blob, and ``finish(_:)`` once its
+    /// answer is dealt with. The answer is stamped with the time read now: S3 says a version is
+    /// current at some moment between this call and the answer's arrival, so the stamp is never
+    /// later than that moment, however long the connection, the answer or the transfer take, and
+    /// an entry served within the staleness bound of its stamp is at most that bound behind the
+    /// object store (docs/SCALE-OUT.md, "Read cache").
+    func ask(_ key: S3CacheKey) -> S3CacheQuestion {
+        state.withLock { state in
+            state.nextQuestion += 1
+            state.questions[key, default: [:]][state.nextQuestion] = false
+            return S3CacheQuestion(key: key, number: state.nextQuestion, time: max(configuration.now(), 1))
+        }
+    }
+
+    /// Forgets `question` (its answer has been dealt with).
+    func finish(_ question: S3CacheQuestion) {
+        state.withLock { state in
+            state.questions[question.key]?[question.number] = nil
+            if state.questions[question.key]?.isEmpty == true { state.questions[question.key] = nil }
+        }
+    }
+
+    /// Records that the object store said `entry` is current when asked `question`. Not when a
+    /// change of the blob made elsewhere was reported since: that change may be later than the
+    /// answer, so the entry stays due for validation.
+    func markValidated(_ key: S3CacheKey, _ entry: S3CacheEntry, asked question: S3CacheQuestion) {
+        state.withLock { state in
+            guard state.questions[key]?[question.number] != true else { return }
+            state.index.markValidated(key, objectETag: entry.objectETag, at: question.time)
+        }
     }
 
     /// Opens `entry` for serving: one held in memory as it is (it was checked when it arrived), one
@@ -181,8 +217,9 @@ package final class S3ReadCache: Sendable {
     /// the check has passed, else it throws), else here. `nil` when the cache could not keep it (a
     /// local I/O error, or content that does not match; logged): the caller reads from the object
     /// store instead. Throws only what reading `reader` throws (the object store's failure, or its
-    /// reader's failed check), and nothing is kept then.
-    func fill(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader) throws -> (any ServedBlob)? {
+    /// reader's failed check), and nothing is kept then. The entry counts as validated when
+    /// `question` was asked (``ask(_:)``), not when the transfer ends.
+    func fill(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader, asked question: S3CacheQuestion) throws -> (any ServedBlob)? {
         let inMemory = holdsInMemory(version.metadata.size)
         let fileNumber = state.withLock { state -> UInt64 in
             state.fillsInFlight[key, default: (0, false)].count += 1
@@ -199,11 +236,13 @@ package final class S3ReadCache: Sendable {
             }
         }
         return inMemory
-            ? try fillInMemory(key, version, from: reader)
-            : try fillFile(key, version, from: reader, fileName: String(fileNumber))
+            ? try fillInMemory(key, version, from: reader, asked: question)
+            : try fillFile(key, version, from: reader, fileName: String(fileNumber), asked: question)
     }
 
-    private func fillInMemory(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader) throws -> (any ServedBlob)? {
+    private func fillInMemory(
+        _ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader, asked question: S3CacheQuestion
+    ) throws -> (any ServedBlob)? {
         let size = Int(version.metadata.size)
         var content = Data(count: size)
         let matches = try content.withUnsafeMutableBytes { raw in
@@ -227,12 +266,14 @@ package final class S3ReadCache: Sendable {
         }
         let entry = S3CacheEntry(
             held: S3HeldVersion(metadata: version.metadata, content: content), bytes: version.metadata.size + Self.memoryEntryOverhead,
-            objectETag: version.objectETag, validatedAt: max(configuration.now(), 1))
-        delete(keep(key, entry))
+            objectETag: version.objectETag, validatedAt: question.time)
+        delete(keep(key, entry, asked: question))
         return served
     }
 
-    private func fillFile(_ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader, fileName: String) throws -> (any ServedBlob)? {
+    private func fillFile(
+        _ key: S3CacheKey, _ version: S3StoredVersion, from reader: any S3ContentReader, fileName: String, asked question: S3CacheQuestion
+    ) throws -> (any ServedBlob)? {
         let header = BlobFile.header(for: version.metadata)
         let path = entriesFolder + "/" + fileName
         let written: Bool
@@ -268,18 +309,21 @@ package final class S3ReadCache: Sendable {
         handle.markContentChecked()
         let entry = S3CacheEntry(
             fileName: fileName, bytes: Int64(header.count) + version.metadata.size, objectETag: version.objectETag,
-            validatedAt: max(configuration.now(), 1))
-        delete(keep(key, entry))
+            validatedAt: question.time)
+        delete(keep(key, entry, asked: question))
         return S3ServedBlob(metadata: handle.metadata, content: nil, file: handle)
     }
 
     /// Puts a filled entry in the table, unless its blob changed through this daemon while it was
-    /// filled (its version may be older than the change); evicts what no longer fits. Returns the
-    /// files to delete: the replaced and evicted entries', or the new one's when it is not kept.
-    private func keep(_ key: S3CacheKey, _ entry: S3CacheEntry) -> [String] {
+    /// filled (its version may be older than the change); a change made elsewhere reported since
+    /// `question` leaves it due for validation. Evicts what no longer fits. Returns the files to
+    /// delete: the replaced and evicted entries', or the new one's when it is not kept.
+    private func keep(_ key: S3CacheKey, _ entry: S3CacheEntry, asked question: S3CacheQuestion) -> [String] {
         state.withLock { state in
             let changedMeanwhile = state.fillsInFlight[key]?.changed ?? false
             guard !changedMeanwhile else { return entry.fileName.map { [$0] } ?? [] }
+            var entry = entry
+            if state.questions[key]?[question.number] == true { entry.validatedAt = 0 }
             state.counters.fills += 1
             var obsolete = state.index.insert(key, entry).map { [$0] } ?? []
             let before = state.index.count
@@ -364,14 +408,22 @@ package final class S3ReadCache: Sendable {
         delete(names)
     }
 
-    /// Makes `key`'s entry due for validation (a change made elsewhere was reported). Quick: no I/O.
+    /// Makes `key`'s entry due for validation (a change made elsewhere was reported), and so the
+    /// entry of a read asking the object store about it now, whose answer may predate the change.
+    /// Quick: no I/O.
     func markStale(_ key: S3CacheKey) {
-        state.withLock { $0.index.markStale(key) }
+        state.withLock { state in
+            state.index.markStale(key)
+            if let asked = state.questions[key] { state.questions[key] = asked.mapValues { _ in true } }
+        }
     }
 
-    /// Makes every entry of `store` due for validation. Quick: no I/O.
+    /// Makes every entry of `store` due for validation, and so those of reads asking now. Quick: no I/O.
     func markAllStale(store: String) {
-        state.withLock { $0.index.markAllStale(store: store) }
+        state.withLock { state in
+            state.index.markAllStale(store: store)
+            for (key, asked) in state.questions where key.store == store { state.questions[key] = asked.mapValues { _ in true } }
+        }
     }
 
     /// Drops `key`'s entry if it is still the one in the file `fileName`.
@@ -403,4 +455,15 @@ package struct S3ReadCacheError: Error, Sendable, Hashable, CustomStringConverti
 
     /// `read cache folder DIR: REASON`.
     package var description: String { "read cache folder \(folder): \(reason)" }
+}
+
+/// A read's question to the object store about one blob (``S3ReadCache/ask(_:)``): which blob, and
+/// the time its answer is stamped with.
+struct S3CacheQuestion: Sendable {
+    /// The blob asked about.
+    var key: S3CacheKey
+    /// Tells it from other questions about the blob in flight.
+    var number: UInt64
+    /// Monotonic nanoseconds, read just before asking (at least 1: 0 means "never validated").
+    var time: UInt64
 }

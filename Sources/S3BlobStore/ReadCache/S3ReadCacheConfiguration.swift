@@ -17,8 +17,10 @@ package struct S3ReadCacheConfiguration: Sendable {
     package var stalenessSeconds: Double
     /// Where the cache says what went wrong with its own files (it then reads from the object store).
     package var log: @Sendable (String) -> Void
-    /// A monotonic clock in nanoseconds (tests pass their own).
+    /// A monotonic clock in nanoseconds, for the staleness bound (tests pass their own).
     package var now: @Sendable () -> UInt64
+    /// The wall clock blobs' expiry times are compared with (tests pass their own).
+    package var date: @Sendable () -> Date
 
     /// The default capacity: 1 GiB.
     package static let defaultCapacityBytes: Int64 = 1 << 30
@@ -37,7 +39,8 @@ package struct S3ReadCacheConfiguration: Sendable {
         memoryEntryLimit: Int64 = S3ReadCacheConfiguration.defaultMemoryEntryLimit,
         memoryCapacityBytes: Int64 = S3ReadCacheConfiguration.defaultMemoryCapacityBytes, stalenessSeconds: Double = 0,
         log: @escaping @Sendable (String) -> Void = { _ in },
-        now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+        now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
+        date: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.folder = folder
         self.capacityBytes = capacityBytes
@@ -47,6 +50,7 @@ package struct S3ReadCacheConfiguration: Sendable {
         self.stalenessSeconds = stalenessSeconds
         self.log = log
         self.now = now
+        self.date = date
     }
 }
 

@@ -29,7 +29,8 @@ package struct S3CacheEntry: Hashable, Sendable {
     package var bytes: Int64
     /// S3's ETag of the object the entry holds, unquoted.
     package var objectETag: String
-    /// When the object store last said this version is current (monotonic nanoseconds).
+    /// When the question was sent to which the object store last answered that this version is
+    /// current (monotonic nanoseconds); 0 when it is due for validation.
     package var validatedAt: UInt64
     /// Where the entry sits on the clock (``S3ReadCacheIndex``).
     var slot: Int = 0

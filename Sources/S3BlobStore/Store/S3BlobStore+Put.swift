@@ -213,7 +213,9 @@ extension S3BlobStore {
     /// `sendfile`, or, above ``multipartThreshold``, a multipart upload of the file's parts. A
     /// multipart completion cannot be conditional on the Ceph gateway (it ignores `If-None-Match`
     /// and `If-Match` there), so for those puts the condition is checked with a HEAD just before the
-    /// upload: checked, not atomic (docs/SCALE-OUT.md, "Consistency").
+    /// upload: checked, not atomic. A version another writer stores while the parts go up is
+    /// replaced unchecked, and the `created` the put carries is the one read before the upload
+    /// (docs/SCALE-OUT.md, "Consistency").
     func sendLargeSpooledFile(key: String, file: FileDescriptor, length: Int64, headers: S3ObjectHeaders, condition: S3WriteCondition?) throws -> S3PutOutcome {
         guard length > multipartThreshold else {
             return try sendPut(key: key, body: .fileRegion(file, offset: 0, length: length), headers: headers, condition: condition)
@@ -230,7 +232,9 @@ extension S3BlobStore {
             guard holds else { return .conditionFailed(.answered(S3Error(context: context, status: 412, body: [UInt8]()))) }
         }
         do {
-            let objectETag = try S3MultipartUpload(client: client, key: key, headers: headers).upload(file: file, length: length)
+            var upload = S3MultipartUpload(client: client, key: key, headers: headers)
+            upload.beforePart = beforeMultipartPart
+            let objectETag = try upload.upload(file: file, length: length)
             return .stored(objectETag: objectETag)
         } catch {
             throw unavailable(error)

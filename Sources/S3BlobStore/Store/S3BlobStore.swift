@@ -6,10 +6,12 @@ import Foundation
 /// the object `PREFIX/NAME/ID` (``S3StoreLayout``), its bytes exactly the blob's, its metadata in one
 /// header (docs/SCALE-OUT.md, "Design" and "Consistency").
 ///
-/// Every put is a conditional PUT that S3 checks atomically (`If-None-Match: *` or `If-Match`), so
-/// conditional writes hold across every process sharing the bucket, and `created` survives
-/// overwrites. Reads check the content against its XXH64 ETag. Listing sorts by identifier only
-/// (S3 lists keys); there is no cache policy.
+/// Every put up to the multipart threshold is a conditional PUT that S3 checks atomically
+/// (`If-None-Match: *` or `If-Match`), so conditional writes hold across every process sharing the
+/// bucket, and `created` survives overwrites; above it, the condition is checked with a HEAD before
+/// the upload, not atomically (``sendLargeSpooledFile(key:file:length:headers:condition:)``). Reads
+/// check the content against its XXH64 ETag. Listing sorts by identifier only (S3 lists keys); there
+/// is no cache policy.
 ///
 /// ## Who owns what
 /// - `state` (a `Locked`) owns the hints (the object ETag and `created` this instance last saw per
@@ -44,6 +46,9 @@ public final class S3BlobStore: BlobStoring {
 
     /// Content above this many bytes goes up as a multipart upload.
     package let multipartThreshold: Int64
+    /// Called before each part of a multipart upload is sent, with its number (tests: another
+    /// writer acting while the parts go up).
+    package let beforeMultipartPart: (@Sendable (_ partNumber: Int) throws(S3ClientError) -> Void)?
 
     let state = Locked(S3StoreState())
 
@@ -55,8 +60,10 @@ public final class S3BlobStore: BlobStoring {
     /// past S3's 5 GiB single PUT); see ``sendLargeSpooledFile(key:file:length:headers:condition:)``.
     package init(
         name: String, client: S3Client, layout: S3StoreLayout, spoolFolder: URL? = nil,
-        multipartThreshold: Int64 = S3BlobStore.maximumSinglePutByteCount
+        multipartThreshold: Int64 = S3BlobStore.maximumSinglePutByteCount,
+        beforeMultipartPart: (@Sendable (_ partNumber: Int) throws(S3ClientError) -> Void)? = nil
     ) {
+        self.beforeMultipartPart = beforeMultipartPart
         self.multipartThreshold = min(max(multipartThreshold, Int64(S3Bucket.minimumPartByteCount)), Self.maximumSinglePutByteCount)
         self.name = name
         self.client = client
