@@ -58,6 +58,10 @@ final class Connection {
     /// A work thread is checking ``file``'s content (`EventLoop.checkAhead`) and owns the open
     /// file until it reports back.
     var contentCheckRunning = false
+    /// ``file``'s content has passed its check up to this file offset (`Int64.max`: all of it), as
+    /// last read from its handle while no check ran; what lies before it may be sent while the
+    /// next part is checked.
+    var contentCheckedThrough: Int64 = 0
     /// The socket's send buffer was enlarged for a large body (done once per connection).
     var sendBufferRaised = false
     /// Whether finishing the write ends the current request (false for `100 Continue`).

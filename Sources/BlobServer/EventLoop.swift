@@ -352,12 +352,19 @@ final class EventLoop: @unchecked Sendable {
                 let chunk = Int(min(file.count, Int64(EventLoop.sendFileChunk)))
                 // Hashed before it leaves; the part that ends the body only once the whole blob has
                 // passed, so a damaged blob's body ends short and the connection closes. The hashing
-                // reads the file, which may wait for the disk: it runs on a work thread.
+                // reads the file, which may wait for the disk: it runs on a work thread, a window
+                // ahead of the sending, which goes on meanwhile through what has already passed.
                 // While a check runs it holds the handle's lock through its reads: not even asked then.
-                if c.contentCheckRunning { return false }
-                guard file.handle.isContentChecked(throughFileOffset: file.offset + Int64(chunk), isLast: Int64(chunk) == file.count) else {
-                    checkAhead(c, file)
-                    return false
+                let chunkEnd = file.offset + Int64(chunk)
+                let isLast = Int64(chunk) == file.count
+                if !c.contentCheckRunning {
+                    c.contentCheckedThrough = file.handle.contentCheckedThrough()
+                    if c.contentCheckedThrough != Int64.max && c.contentCheckedThrough - chunkEnd < EventLoop.checkAheadBytes / 2 {
+                        checkAhead(c, file)
+                    }
+                }
+                guard c.contentCheckedThrough == Int64.max || (!isLast && chunkEnd <= c.contentCheckedThrough) else {
+                    return false  // resumed when the check reports back
                 }
                 guard let sent = try c.socket.sendFile(from: file.handle.fileDescriptor, offset: &file.offset, count: chunk) else {
                     c.file = file
@@ -375,15 +382,16 @@ final class EventLoop: @unchecked Sendable {
         return true
     }
 
-    /// Has a work thread read and hash the file body's content ahead of the next `sendfile`s (up to
-    /// ``checkAheadBytes`` past them, and the whole content once that reaches the body's last byte),
-    /// then resume the connection. While it runs the work thread owns the open file: a connection
-    /// closed meanwhile leaves it to the check's completion to close (see ``release(_:)``).
+    /// Has a work thread read and hash the file body's next window of content (up to
+    /// ``checkAheadBytes`` past what has passed or is being sent, and the whole content once that
+    /// reaches the body's last byte), then resume the connection. While it runs the work thread
+    /// owns the open file: a connection closed meanwhile leaves it to the check's completion to
+    /// close (see ``release(_:)``).
     private func checkAhead(_ c: Connection, _ file: Response.FileBody) {
         c.contentCheckRunning = true
         let handle = file.handle
         let bodyEnd = file.offset + file.count
-        let through = min(bodyEnd, file.offset + EventLoop.checkAheadBytes)
+        let through = min(bodyEnd, max(c.contentCheckedThrough, file.offset) + EventLoop.checkAheadBytes)
         let fd = c.socket.rawValue, serial = c.serial
         pools.quick.submit {
             let failure: (any Error)?

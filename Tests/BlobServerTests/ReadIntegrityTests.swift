@@ -13,7 +13,15 @@ import Glibc
 @Suite(.serialized) struct DaemonReadIntegrityTests {
     typealias Damage = BlobFileDamage
 
-    static func content(_ size: Int) -> [UInt8] { (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) } }
+    /// `size` bytes of a pattern that repeats every 256 bytes (built a period at a time: the tests
+    /// run unoptimized).
+    static func content(_ size: Int) -> [UInt8] {
+        let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size)
+        while bytes.count < size { bytes += period.prefix(size - bytes.count) }
+        return bytes
+    }
 
     /// The file of blob `id` in store `store` under `root` (its name is the identifier here).
     static func blobFile(root: String, store: String, id: String) throws -> String {
@@ -30,8 +38,9 @@ import Glibc
             return
         }
         let daemon = try DaemonProcess()
-        // In memory (up to 64 KiB) and from the file, whole and in part.
-        for size in [4096, 60_000, 200_000, 3_000_000] {
+        // In memory (up to 64 KiB) and from the file, whole and in part; the largest is checked in
+        // several windows while the parts that passed are sent.
+        for size in [4096, 60_000, 200_000, 3_000_000, 20_000_000] {
             let id = "blob\(size)"
             let setup = try daemon.connect()
             #expect(try setup.request("PUT", "/v1/stores/s/blobs/\(id)", body: DaemonReadIntegrityTests.content(size)).status == 201)
@@ -62,6 +71,10 @@ import Glibc
         let client = try daemon.connect()
         #expect(try client.request("PUT", "/v1/stores/s/blobs/fine", body: DaemonReadIntegrityTests.content(3_000_000)).status == 201)
         #expect(try client.request("GET", "/v1/stores/s/blobs/fine").body == DaemonReadIntegrityTests.content(3_000_000))
+        let large = DaemonReadIntegrityTests.content(20_000_000)
+        #expect(try client.request("PUT", "/v1/stores/s/blobs/large", body: large).status == 201)
+        #expect(try client.request("GET", "/v1/stores/s/blobs/large").body == large)
+        #expect(try client.request("GET", "/v1/stores/s/blobs/large", headers: ["Range": "bytes=9000000-"]).body == Array(large[9_000_000...]))
     }
 
     static func contentLength(_ head: String) -> Int {

@@ -133,13 +133,16 @@ public final class BlobReadHandle: Sendable {
         }
     }
 
-    /// Whether ``checkContent(throughFileOffset:isLast:)`` with these arguments has nothing left to
-    /// read: the content up to `end` (to its end when `isLast`) has passed. Never waits for the
-    /// disk, so an event loop can ask before each `sendfile` and hand the reading to another thread;
-    /// but a check in progress holds the lock this takes through its reads, so ask only while none runs.
-    package func isContentChecked(throughFileOffset end: Int64, isLast: Bool) -> Bool {
+    /// How far the content has passed its check, as a file offset: `Int64.max` once the whole
+    /// content has, `0` before the first check (which also checks the file's length). Content
+    /// before this offset may be sent, except the part holding the last byte, which waits for the
+    /// whole. Never waits for the disk, so an event loop can ask before each `sendfile` and hand the
+    /// reading to another thread; but a check in progress holds the lock this takes through its
+    /// reads, so ask only while none runs.
+    package func contentCheckedThrough() -> Int64 {
         state.withLock { state in
-            state.check.passed || (!isLast && state.check.checked > 0 && contentOffset + state.check.checked >= end)
+            if state.check.passed { return Int64.max }
+            return state.check.checked > 0 ? contentOffset + state.check.checked : 0
         }
     }
 
