@@ -48,7 +48,7 @@ private func withCacheStore(
         try await body(
             store,
             CacheControl(
-                sweep: { await store.core.cache.sweepNow() }, settle: { try await store.core.cache.settle() },
+                sweep: { await store.core.sweepCacheNow() }, settle: { try await store.core.settleCache() },
                 setPolicy: { try await store.setPolicy($0) }, policy: { try await store.policy() }))
         withExtendedLifetime(root) {}
     case .remote:

@@ -17,7 +17,7 @@ struct CacheEngineTests {
         clock.advance(by: .seconds(10))
         // Not yet removed, already not served.
         #expect(try await store.statistics() == StoreStatistics(count: 10, bytes: 20))
-        await store.core.cache.sweepNow()
+        await store.core.sweepCacheNow()
         let after = try await store.core.reads.read { [core = store.core] in core.path(of: "e0") }
         #expect(!FileManager.default.fileExists(atPath: after))
         let counters = try await store.cacheCounters()
@@ -50,7 +50,7 @@ struct CacheEngineTests {
         let store = try PersistentDataStore(name: "tiered", root: root.url, configuration: StoreConfiguration(clock: clock.storeClock))
         try await store.put(Data("x".utf8), identifier: "x", options: PutOptions(expiry: .after(.seconds(1))))
         #expect(try await store.get("x") == Data("x".utf8))
-        #expect(store.core.memoryTier.holds("x"))
+        #expect(store.core.memoryTierHolds("x"))
         #expect(try store.content(of: "x") == Data("x".utf8))
         clock.advance(by: .seconds(1))
         let gone = BlobStoreError.notFound(store: "tiered", identifier: "x")
@@ -62,8 +62,8 @@ struct CacheEngineTests {
         #expect(throws: gone) { try (store as any ServedBackend).open("x") }
         // The sweep's removal (this one, or the background one if it came first) drops the entry in
         // its barrier; nothing else would, since expired entries are only refused.
-        await store.core.cache.sweepNow()
-        #expect(!store.core.memoryTier.holds("x"))
+        await store.core.sweepCacheNow()
+        #expect(!store.core.memoryTierHolds("x"))
     }
 
     /// A blob served from the memory tier counts as read for eviction: with a count limit of 2, the
@@ -72,15 +72,15 @@ struct CacheEngineTests {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(
             name: "marked", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         try await store.put(Data("a".utf8), identifier: "a")
         try await store.put(Data("b".utf8), identifier: "b")
         #expect(try store.content(of: "a") == Data("a".utf8))  // fills the tier
-        #expect(store.core.memoryTier.holds("a"))
+        #expect(store.core.memoryTierHolds("a"))
         for name in ["a", "b"] { _ = store.core.cache.marks.recency.takeMark(RecencyBits.slot(of: name)) }  // as a CLOCK hand passing
         #expect(try store.content(of: "a") == Data("a".utf8))  // a hit: the only read since
         try await store.put(Data("c".utf8), identifier: "c")
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         #expect(try await store.exists("a"))
         #expect(try await !store.exists("b"))
     }
@@ -91,21 +91,21 @@ struct CacheEngineTests {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(
             name: "evicted", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         try await store.put(Data("hot".utf8), identifier: "hot")
         #expect(try await store.get("hot") == Data("hot".utf8))  // the miss that fills the tier
-        #expect(store.core.memoryTier.holds("hot"))
+        #expect(store.core.memoryTierHolds("hot"))
         let invalidations = store.memoryTierStatistics.invalidations
         // The read gave "hot" a second chance, which the hand's first pass takes; as the puts go on
         // it comes round again (no read in between: any would mark "hot" again) and evicts it.
         for number in 0..<8 {
             try await store.put(Data("\(number)".utf8), identifier: "p\(number)")
-            try await store.core.cache.settle()
+            try await store.core.settleCache()
         }
         #expect(try await store.cacheCounters().evicted == 7)
         let left = try await store.list(ListQuery()).items.map(\.identifier)
         #expect(left.count == 2 && !left.contains("hot"), "\(left)")
-        #expect(!store.core.memoryTier.holds("hot"), "the tier still holds an evicted blob")
+        #expect(!store.core.memoryTierHolds("hot"), "the tier still holds an evicted blob")
         #expect(store.memoryTierStatistics.invalidations > invalidations)
         await #expect(throws: BlobStoreError.notFound(store: "evicted", identifier: "hot")) { try await store.get("hot") }
         #expect(throws: BlobStoreError.notFound(store: "evicted", identifier: "hot")) { try store.content(of: "hot") }
@@ -119,10 +119,10 @@ struct CacheEngineTests {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(
             name: "order", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         for number in 0..<12 {
             try await store.put(Data("\(number)".utf8), identifier: "p\(number)")
-            try await store.core.cache.settle()
+            try await store.core.settleCache()
             let left = try await store.list(ListQuery()).items.map(\.identifier)
             #expect(Set(left) == Set((max(0, number - 1)...number).map { "p\($0)" }), "after p\(number): \(left)")
         }
@@ -134,7 +134,7 @@ struct CacheEngineTests {
         let store = try PersistentDataStore(
             name: "bounded", root: root.url,
             configuration: StoreConfiguration(durability: .relaxed, bucketCapacity: 64, policy: StorePolicy(maximumBytes: limit)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         let writers = 8
         let perWriter = 60
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -147,7 +147,7 @@ struct CacheEngineTests {
             }
             try await group.waitForAll()
         }
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         let counters = try await store.cacheCounters()
         let ceiling = CacheKeeper.ceiling(StorePolicy(maximumBytes: limit)).bytes!
         #expect(counters.peakBytes <= ceiling, "peak \(counters.peakBytes) over the ceiling \(ceiling)")
@@ -165,10 +165,10 @@ struct CacheEngineTests {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(
             name: "large", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumBytes: 10_000)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         for number in 0..<5 { try await store.put(Data(repeating: 1, count: 1000), identifier: "small\(number)", options: PutOptions()) }
         try await store.put(Data(repeating: 2, count: 9_500), identifier: "large", options: PutOptions())
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         let statistics = try await store.statistics()
         #expect(statistics.bytes <= 10_000)
         #expect(try await store.exists("large"))
@@ -179,19 +179,19 @@ struct CacheEngineTests {
         let limit = 128
         let store = try PersistentDataStore(
             name: "headroom", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: limit)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         for number in 0..<limit { try await store.put(Data("\(number)".utf8), identifier: "h\(number)", options: PutOptions()) }
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         #expect(try await store.cacheCounters().evicted == 0)
         // One over: the round evicts that one plus one for every 64 blobs held (129 / 64 = 2).
         try await store.put(Data("over".utf8), identifier: "over", options: PutOptions())
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         let headroom = (limit + 1) / CacheCatalog.headroomDivisor
         #expect(try await store.statistics().count == limit - headroom)
         #expect(try await store.cacheCounters().evicted == UInt64(1 + headroom))
         // The next puts fill the headroom without an eviction.
         for number in 0..<headroom { try await store.put(Data("\(number)".utf8), identifier: "after\(number)", options: PutOptions()) }
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         #expect(try await store.statistics().count == limit)
         #expect(try await store.cacheCounters().evicted == UInt64(1 + headroom))
     }
@@ -203,7 +203,7 @@ struct CacheEngineTests {
         do {
             let store = try PersistentDataStore(
                 name: "gone", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 10)))
-            try await store.core.cache.settle()
+            try await store.core.settleCache()
             for number in 0..<5 { try await store.put(Data("\(number)".utf8), identifier: "g\(number)", options: PutOptions()) }
             kept = store.core.cache
             core = store.core
@@ -230,7 +230,7 @@ struct CacheEngineTests {
         for number in 0..<20 { try await store.put(Data("\(number)".utf8), identifier: "l\(number)") }
         let before = store.core.commitLookups.load(ordering: .relaxed)
         try await store.setPolicy(StorePolicy(maximumCount: 4))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         #expect(try await store.cacheCounters().evicted == 16)
         #expect(store.core.commitLookups.load(ordering: .relaxed) == before)
         let report = try await store.verify()
@@ -241,13 +241,13 @@ struct CacheEngineTests {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(
             name: "behind", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 5)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         for number in 0..<5 { _ = try await store.put(Data("\(number)".utf8), identifier: "g\(number)", options: PutOptions()) }
         // Removed outside the store (as a repair moves a damaged file aside): the catalog still lists it.
         let path = try await store.core.reads.read { [core = store.core] in core.path(of: "g0") }
         try FileManager.default.removeItem(atPath: path)
         for number in 5..<8 { _ = try await store.put(Data("\(number)".utf8), identifier: "g\(number)", options: PutOptions()) }
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         let statistics = try await store.statistics()
         #expect(statistics.count == 5)
         #expect(try await store.list(ListQuery()).items.count == 5)
@@ -259,12 +259,12 @@ struct CacheEngineTests {
         let root = TemporaryRoot()
         let store = try PersistentDataStore(
             name: "bytes", root: root.url, configuration: StoreConfiguration(durability: .relaxed, policy: StorePolicy(maximumCount: 2)))
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         _ = try await store.put(Data("NFC".utf8), identifier: composed, options: PutOptions())
         _ = try await store.put(Data("NFD".utf8), identifier: decomposed, options: PutOptions())
         _ = try await store.put(Data("x".utf8), identifier: "x", options: PutOptions())
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         #expect(try await store.statistics().count == 2)
         // The oldest, never read, went; the other one is still there with its own content.
         await #expect(throws: BlobStoreError.self) { try await store.get(composed) }
@@ -283,7 +283,7 @@ struct CacheEngineTests {
             }
             try await group.waitForAll()
         }
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         let counters = try await store.cacheCounters()
         #expect(counters.peakCount <= 45)
         #expect(try await store.statistics().count <= 40)
@@ -353,7 +353,7 @@ struct CacheRaceTests {
                         try await store.put(Self.content(number, version: version), identifier: "r\(number)", options: PutOptions(expiry: expiry))
                         versions.acknowledge(number, version)
                         if round % 10 == 0 { clock.advance(by: .seconds(2)) }
-                        if round % 20 == 0 { await store.core.cache.sweepNow() }
+                        if round % 20 == 0 { await store.core.sweepCacheNow() }
                     }
                 }
             }
@@ -385,7 +385,7 @@ struct CacheRaceTests {
         }
         #expect(unexpected.withLock { $0 }.isEmpty, "\(unexpected.withLock { $0 })")
         #expect(hits.withLock { $0 } > 0, "no read found a blob: the race checked nothing")
-        try await store.core.cache.settle()
+        try await store.core.settleCache()
         #expect(try await store.statistics().count <= 30)
         let report = try await store.verify()
         #expect(report.isClean)

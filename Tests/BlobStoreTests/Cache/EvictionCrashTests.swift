@@ -115,7 +115,7 @@ struct EvictionCrashTests {
         // headroom below it) and still verifies clean.
         for (index, name) in stores.enumerated() {
             let store = try PersistentDataStore(name: name, root: URL(fileURLWithPath: root))
-            try await store.core.cache.settle()
+            try await store.core.settleCache()
             let policy = try await store.policy()
             let statistics = try await store.statistics()
             let limit = policy.maximumCount!

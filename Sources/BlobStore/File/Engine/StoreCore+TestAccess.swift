@@ -29,6 +29,13 @@ extension StoreCore {
     /// ``StoreTestHooks/commitLog``.
     var commitLog: Locked<[CommitEvent]?> { hooks.commitLog }
 
+    /// ``CacheKeeper/sweepNow()``: one sweep round now (tests advance a test clock first).
+    func sweepCacheNow() async { await cache.sweepNow() }
+    /// ``CacheKeeper/settle()``: the scan done, no eviction round running or due.
+    func settleCache() async throws { try await cache.settle() }
+    /// ``MemoryTier/holds(_:)``.
+    func memoryTierHolds(_ identifier: String) -> Bool { memoryTier.holds(identifier) }
+
     /// ``CachedReads/works``.
     var cachedReadsWork: AtomicFlag { cachedReads.works }
 
