@@ -36,7 +36,7 @@ final class FleetMember: Sendable {
         do {
             receiver = try S3NotificationReceiver(host: options.listenHost, port: options.listenPort) { event in
                 guard let (store, identifier) = layout.blob(ofKey: event.key), let change = event.remoteChange(identifier: identifier),
-                      let target = catalog.receiver(of: store)
+                      let target = catalog.receiverOpening(store)
                 else { return }
                 target.receiveRemoteChange(change)
             }

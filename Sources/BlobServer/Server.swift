@@ -35,6 +35,15 @@ final class Server {
             }
             if let warning = (store as? PersistentDataStore)?.syncWarning { log(.error, "store \(store.name): \(warning)") }
         }
+        if let fleet = catalog as? FleetCatalog {
+            // A bucket event naming a store this daemon has not opened opens it, as a request would.
+            fleet.openStores { name in
+                guard (try? StoreName.validate(name)) != nil else { return }  // another program's key under the prefix
+                do { _ = try stores.existing(name) } catch {
+                    log(.error, "bucket event for store '\(name)': cannot open the store: \(error)")
+                }
+            }
+        }
         let router = Router(stores: stores, events: events, metrics: metrics, policyCounters: policyCounters)
         var loops: [EventLoop] = []
         for index in 0..<max(1, eventLoopCount) {

@@ -68,9 +68,10 @@ import Testing
         let arrivals = Locked<[Arrival]>([])
         private let client: RawClient
 
-        init(_ member: Member, store: String) throws {
+        /// Follows `store`'s changes, or every store's when `store` is nil.
+        init(_ member: Member, store: String?) throws {
             client = try RawClient(path: member.socketPath)
-            try client.send("GET /v1/events?store=\(store) HTTP/1.1\r\nHost: blobd\r\n\r\n")
+            try client.send("GET /v1/events\(store.map { "?store=\($0)" } ?? "") HTTP/1.1\r\nHost: blobd\r\n\r\n")
             let (fd, arrivals) = (client.fd, arrivals)
             Thread {
                 var pending: [UInt8] = []
@@ -221,6 +222,15 @@ import Testing
                     if reader != writer { delays.append(max(.zero, at - acknowledged)) }
                 }
             }
+            // A store only one member has served: the others open it when its first change's event
+            // comes, so their subscribers to every store see it (as `blob watch` does).
+            let everyStore = try members.dropFirst().map { try EventStream($0, store: nil) }
+            defer { everyStore.forEach { $0.close() } }
+            #expect(try members[0].request("PUT", "/v1/stores/unseen/blobs/first", body: Array("1".utf8)).status == 201)
+            for (index, stream) in everyStore.enumerated() {
+                #expect(stream.arrival("put", "first", within: 30) != nil, "member \(index + 1), never asked for store 'unseen', did not pass on its put")
+            }
+
             // Each member saw each change once: its own when it made it, the others' from the gateway.
             for (index, stream) in streams.enumerated() {
                 let arrivals = stream.arrivals.withLock { $0 }.filter { $0.identifier.hasPrefix("event-") }
