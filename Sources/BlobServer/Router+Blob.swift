@@ -93,10 +93,16 @@ extension Router {
             response.announcedLength = count
         } else if let file = blob.fileBody, count > Router.inlineBodyLimit {
             if metadata.size <= Router.checkedFirstLimit {
-                // The whole blob is checked before the answer, off the loop: a damaged one is
-                // `500 corrupt`, as a body read into memory is. Larger blobs are checked as they go.
-                guard mayWait else { return nil }
-                try file.checkContent(throughFileOffset: file.contentOffset + metadata.size, isLast: true)
+                // The whole blob is checked before the answer: a damaged one is `500 corrupt`, as a
+                // body read into memory is. Larger blobs are checked as they go. On the loop only
+                // while its pages are in the page cache (a cached read, as small bodies have);
+                // the rest of the check then waits on a blocking-work thread.
+                let end = file.contentOffset + metadata.size
+                if mayWait {
+                    try file.checkContent(throughFileOffset: end, isLast: true)
+                } else if try !file.checkContentIfCached(throughFileOffset: end, isLast: true) {
+                    return nil
+                }
             }
             // Sent with `sendfile` by the loop.
             response.file = .init(handle: file, offset: file.contentOffset + range.lowerBound, count: count)

@@ -84,6 +84,44 @@ import Glibc
         return -1
     }
 
+    /// A blob of at most 1 MiB is checked whole before the answer: on the loop as far as its pages
+    /// are in the page cache, the rest on a work thread from where the loop stopped. With the second
+    /// half of the file dropped from the page cache, a healthy blob is still served whole and a
+    /// damaged one (the damage in the dropped half) still refused.
+    @Test(arguments: [false, true]) func checkedFirstBlobPartlyOutOfThePageCache(damaged: Bool) throws {
+        if let reason = BlobdBinary.skipReason {
+            print("skipped: \(reason)")
+            return
+        }
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        let content = DaemonReadIntegrityTests.content(1 << 20)
+        #expect(try client.request("PUT", "/v1/stores/s/blobs/half", body: content).status == 201)
+        let path = try DaemonReadIntegrityTests.blobFile(root: daemon.root, store: "s", id: "half")
+        let fd = open(path, O_RDWR)
+        try #require(fd >= 0)
+        defer { Glibc.close(fd) }
+        let fileSize = lseek(fd, 0, SEEK_END)
+        if damaged {
+            var byte: UInt8 = 0
+            #expect(pread(fd, &byte, 1, fileSize - 1000) == 1)
+            byte ^= 0x40
+            #expect(pwrite(fd, &byte, 1, fileSize - 1000) == 1)
+        }
+        #expect(fsync(fd) == 0)  // written back, so that the pages can be dropped
+        // Twice: the first GET may have put them back (a cached read), the second must not differ.
+        for round in 0..<2 {
+            #expect(posix_fadvise(fd, fileSize / 2, 0, POSIX_FADV_DONTNEED) == 0)
+            let response = try client.request("GET", "/v1/stores/s/blobs/half")
+            if damaged {
+                #expect(response.status == 500 && response.errorCode == "corrupt", "round \(round): \(response.status) \(response.text.prefix(200))")
+            } else {
+                #expect(response.status == 200, "round \(round)")
+                #expect(response.body == content, "round \(round): the body differs")
+            }
+        }
+    }
+
     @Test func unreachableBlobIsAnIOErrorNotNotFound() throws {
         if let reason = BlobdBinary.skipReason {
             print("skipped: \(reason)")

@@ -133,6 +133,21 @@ public final class BlobReadHandle: Sendable {
         }
     }
 
+    /// ``checkContent(throughFileOffset:isLast:)`` with reads that never wait for the disk, for an
+    /// event loop: `false` when one would (the check then goes on from where it stopped, on a thread
+    /// that may wait). Throws as ``checkContent(throughFileOffset:isLast:)`` does.
+    package func checkContentIfCached(throughFileOffset end: Int64, isLast: Bool) throws -> Bool {
+        try state.withLock { state in
+            try BlobReadHandle.checkOpen(state)
+            if state.check.passed { return true }
+            if state.check.checked == 0 {
+                if let fileEnd, fileEnd > contentOffset + metadata.size { throw state.check.longer() }
+                state.check.feed(leadingContent)
+            }
+            return try state.check.advanceIfCached(to: isLast ? metadata.size : end - contentOffset, descriptor: fileDescriptor)
+        }
+    }
+
     /// How far the content has passed its check, as a file offset: `Int64.max` once the whole
     /// content has, `0` before the first check (which also checks the file's length). Content
     /// before this offset may be sent, except the part holding the last byte, which waits for the

@@ -94,6 +94,32 @@ struct ContentCheck: Sendable {
         if checked == size, !passed { try finish(descriptor: descriptor) }
     }
 
+    /// ``advance(to:descriptor:)`` with reads that never wait for the disk: `false` as soon as one
+    /// would (or the file system refuses cache-only reads), keeping what was hashed so far, so that a
+    /// later ``advance(to:descriptor:)`` goes on from there. Throws what ``advance(to:descriptor:)`` throws.
+    mutating func advanceIfCached(to end: Int64, descriptor: FileDescriptor) throws -> Bool {
+        let end = min(end, size)
+        if checked < end {
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: ContentCheck.scratchSize, alignment: 16)
+            defer { scratch.deallocate() }
+            while checked < end {
+                let want = Int(min(Int64(scratch.count), end - checked))
+                let target = UnsafeMutableRawBufferPointer(rebasing: scratch[..<want])
+                guard let count = try? descriptor.readIfCached(fromAbsoluteOffset: headerLength + checked, into: target) else { return false }
+                if count == 0 { throw endsEarly(at: checked) }
+                feed(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+            }
+        }
+        if checked == size, !passed {
+            var probe: UInt8 = 0
+            guard let beyond = try? withUnsafeMutableBytes(of: &probe, { try descriptor.readIfCached(fromAbsoluteOffset: headerLength + size, into: $0) })
+            else { return false }
+            if beyond > 0 { throw longer() }
+            try finish(fileEnd: headerLength + size)
+        }
+        return true
+    }
+
     /// Once all content has been fed: checks that the file ends there and that the checksum matches.
     mutating func finish(descriptor: FileDescriptor) throws {
         var probe: UInt8 = 0
