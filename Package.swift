@@ -88,9 +88,5 @@ let package = Package(
         .executableTarget(name: "quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/QuickStart"),
         .executableTarget(name: "article-quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ArticleQuickStart"),
         .executableTarget(name: "client-quick-start", dependencies: ["BlobStore", "BlobClient"], path: "Examples/ClientQuickStart"),
-
-        // What HTTPS costs the S3 client against plain HTTP (docs/SCALE-OUT.md, "HTTPS"); a target of this
-        // package, not of Benchmarks/, because it drives the client's package-level API.
-        .executableTarget(name: "s3-transport-cost", dependencies: ["S3BlobStore", "BlobSystem"], path: "Benchmarks/S3TransportCost"),
     ]
 )
