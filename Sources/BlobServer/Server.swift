@@ -37,8 +37,9 @@ final class Server {
         }
         if let fleet = catalog as? FleetCatalog {
             // A bucket event naming a store this daemon has not opened opens it, as a request would.
-            fleet.openStores { name in
-                guard (try? StoreName.validate(name)) != nil else { return }  // another program's key under the prefix
+            // Weakly: the directory holds the catalog, which holds this closure.
+            fleet.openStores { [weak stores] name in
+                guard let stores, (try? StoreName.validate(name)) != nil else { return }  // gone, or another program's key under the prefix
                 do { _ = try stores.existing(name) } catch {
                     log(.error, "bucket event for store '\(name)': cannot open the store: \(error)")
                 }

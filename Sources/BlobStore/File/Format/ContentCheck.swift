@@ -78,6 +78,18 @@ struct ContentCheck: Sendable {
     /// Reads and hashes content from ``checked`` up to `end` (clamped to the size); at the size,
     /// also ``finish(descriptor:)``. Throws `corrupt` if the file ends early or the check fails.
     mutating func advance(to end: Int64, descriptor: FileDescriptor) throws {
+        _ = try advance(to: end, descriptor: descriptor, mayWait: true)
+    }
+
+    /// ``advance(to:descriptor:)`` with reads that never wait for the disk: `false` as soon as one
+    /// would (or the file system refuses cache-only reads), keeping what was hashed so far, so that a
+    /// later ``advance(to:descriptor:)`` goes on from there. Throws what ``advance(to:descriptor:)`` throws.
+    mutating func advanceIfCached(to end: Int64, descriptor: FileDescriptor) throws -> Bool {
+        try advance(to: end, descriptor: descriptor, mayWait: false)
+    }
+
+    /// Both of the above: `false` only when `mayWait` is false and a read would have waited.
+    private mutating func advance(to end: Int64, descriptor: FileDescriptor, mayWait: Bool) throws -> Bool {
         let end = min(end, size)
         if checked < end {
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: ContentCheck.scratchSize, alignment: 16)
@@ -86,31 +98,23 @@ struct ContentCheck: Sendable {
                 let want = Int(min(Int64(scratch.count), end - checked))
                 let target = UnsafeMutableRawBufferPointer(rebasing: scratch[..<want])
                 let offset = headerLength + checked
-                let count = try io("read", path) { try descriptor.readFully(fromAbsoluteOffset: offset, into: target) }
-                guard count == want else { throw endsEarly(at: checked + Int64(count)) }
+                let count: Int
+                if mayWait {
+                    count = try io("read", path) { try descriptor.readFully(fromAbsoluteOffset: offset, into: target) }
+                    guard count == want else { throw endsEarly(at: checked + Int64(count)) }
+                } else {
+                    // A cached read may return less than asked (the rest not cached): the loop reads on.
+                    guard let cached = try? descriptor.readIfCached(fromAbsoluteOffset: offset, into: target) else { return false }
+                    if cached == 0 { throw endsEarly(at: checked) }
+                    count = cached
+                }
                 feed(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
             }
         }
-        if checked == size, !passed { try finish(descriptor: descriptor) }
-    }
-
-    /// ``advance(to:descriptor:)`` with reads that never wait for the disk: `false` as soon as one
-    /// would (or the file system refuses cache-only reads), keeping what was hashed so far, so that a
-    /// later ``advance(to:descriptor:)`` goes on from there. Throws what ``advance(to:descriptor:)`` throws.
-    mutating func advanceIfCached(to end: Int64, descriptor: FileDescriptor) throws -> Bool {
-        let end = min(end, size)
-        if checked < end {
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: ContentCheck.scratchSize, alignment: 16)
-            defer { scratch.deallocate() }
-            while checked < end {
-                let want = Int(min(Int64(scratch.count), end - checked))
-                let target = UnsafeMutableRawBufferPointer(rebasing: scratch[..<want])
-                guard let count = try? descriptor.readIfCached(fromAbsoluteOffset: headerLength + checked, into: target) else { return false }
-                if count == 0 { throw endsEarly(at: checked) }
-                feed(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
-            }
-        }
-        if checked == size, !passed {
+        guard checked == size, !passed else { return true }
+        if mayWait {
+            try finish(descriptor: descriptor)
+        } else {
             var probe: UInt8 = 0
             guard let beyond = try? withUnsafeMutableBytes(of: &probe, { try descriptor.readIfCached(fromAbsoluteOffset: headerLength + size, into: $0) })
             else { return false }
